@@ -1,0 +1,1 @@
+"""What connects to feltd from outside: the reference client, bots and the load generator."""

@@ -1,0 +1,1 @@
+"""The asyncio shell around the engine: gateway, table actors, coordinators, store, bus."""

@@ -1,0 +1,1 @@
+"""The ``feltd`` command line."""

