@@ -11,6 +11,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+
 def _command(
     sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, target: str, help_text: str
 ) -> argparse.ArgumentParser:
