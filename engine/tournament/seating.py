@@ -1,0 +1,89 @@
+"""The opening seat draw (SEAT-1): random tables and random seats, in the fewest tables.
+
+Invariants of a ``Seating``:
+
+- the number of tables is the fewest that hold everyone: ``ceil(players / table_size)``;
+- table head counts differ by at most one (so balancing has nothing to do at the first hand);
+- every player has exactly one seat; seats are numbered ``1 .. table_size``; tables ``1 .. T``.
+
+Everything random comes from the injected ``random.Random``, so a seating is a function of the
+player list (in the order given) and the seed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+
+class SeatingError(ValueError):
+    """Players cannot be seated as asked (no players, a duplicate, a table size under two)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Seating:
+    """Who sits where at the start: ``tables[table_id][seat] == player``."""
+
+    table_size: int
+    tables: Mapping[int, Mapping[int, str]]
+
+    def seat_of(self) -> dict[str, tuple[int, int]]:
+        """Each player's ``(table_id, seat)``."""
+        return {
+            player: (table_id, seat)
+            for table_id, seats in self.tables.items()
+            for seat, player in seats.items()
+        }
+
+
+def table_count(players: int, table_size: int) -> int:
+    """The fewest tables of ``table_size`` seats that hold ``players`` (at least one)."""
+    if table_size < 2:
+        raise SeatingError(f"a table needs at least 2 seats, got {table_size}")
+    return max(1, -(-players // table_size))
+
+
+def table_head_counts(players: int, table_size: int) -> list[int]:
+    """Players per table over the fewest tables, differing by at most one, larger tables first."""
+    tables = table_count(players, table_size)
+    base, extra = divmod(players, tables)
+    return [base + 1 if index < extra else base for index in range(tables)]
+
+
+def verify_seat_players(players: Sequence[str], table_size: int) -> None:
+    """Raise ``SeatingError`` unless ``players`` can be seated at tables of ``table_size``."""
+    if table_size < 2:
+        raise SeatingError(f"a table needs at least 2 seats, got {table_size}")
+    if not players:
+        raise SeatingError("no players to seat")
+    if len(set(players)) != len(players):
+        twice = sorted(player for player, count in Counter(players).items() if count > 1)
+        raise SeatingError(f"players must be distinct, got {twice} more than once")
+
+
+def can_seat_players(players: Sequence[str], table_size: int) -> bool:
+    try:
+        verify_seat_players(players, table_size)
+    except SeatingError:
+        return False
+    return True
+
+
+def seat_players(players: Sequence[str], table_size: int, rng: random.Random) -> Seating:
+    """Seat ``players`` at random (SEAT-1): random table, random seat, fewest tables, even counts.
+
+    Players are shuffled, dealt to tables by the even head counts, and each table's players take
+    a random sample of its seat numbers (so empty seats fall anywhere, as in a live draw).
+    """
+    verify_seat_players(players, table_size)
+    order = list(players)
+    rng.shuffle(order)
+    tables: dict[int, dict[int, str]] = {}
+    start = 0
+    for index, count in enumerate(table_head_counts(len(order), table_size)):
+        seats = sorted(rng.sample(range(1, table_size + 1), count))
+        tables[index + 1] = dict(zip(seats, order[start : start + count], strict=True))
+        start += count
+    return Seating(table_size=table_size, tables=tables)
