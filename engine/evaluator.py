@@ -74,7 +74,11 @@ def _flush_value(cards: Sequence[Card], total: int) -> int:
     for card in cards:
         if card & 3 == suit:
             mask |= 1 << (card >> 2)
-    return _FLUSH_VALUES[mask]
+    value = _FLUSH_VALUES[mask]
+    if not value:
+        # Five cards of one suit but fewer than five ranks in it: a card was repeated.
+        raise _invalid(cards)
+    return value
 
 
 def _invalid(cards: Sequence[Card]) -> EvaluationError:
@@ -89,6 +93,7 @@ def _invalid(cards: Sequence[Card]) -> EvaluationError:
 
 def evaluate(
     cards: Sequence[Card],
+    *,
     _keys: tuple[int, ...] = _KEYS,
     _rank_values: dict[int, int] = _RANK_VALUES,
     _offset: int = SUIT_OFFSET,
@@ -100,8 +105,8 @@ def evaluate(
     Higher is better; equal values are exact ties. Raises ``EvaluationError`` for a wrong card
     count or a value that is not a card. A repeated card is reported when it makes an impossible
     hand (five of a rank); a single repeat that still looks like a real hand cannot be told from
-    one and is valued as such, so callers deal from a deck. The keyword-only-by-convention
-    parameters are bound locals for speed; do not pass them.
+    one and is valued as such, so callers deal from a deck. The keyword-only parameters are
+    bound locals for speed; do not pass them.
     """
     try:
         count = len(cards)
@@ -129,6 +134,7 @@ def evaluate7(
     e: Card,
     f: Card,
     g: Card,
+    *,
     _keys: tuple[int, ...] = _KEYS,
     _rank_values: dict[int, int] = _RANK_VALUES,
     _offset: int = SUIT_OFFSET,
