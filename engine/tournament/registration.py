@@ -1,0 +1,766 @@
+"""Registration and every purchase of a tournament (REG-1..6) as one state machine.
+
+The machine decides; it moves no money. Each action follows the verify/can/do triad:
+``verify_register(...)`` raises a specific ``RegistrationError``, ``can_register(...)`` says yes
+or no, ``register(...)`` applies the action and returns an ``Outcome``: the frozen events that
+record it and the ``Transfer``s the ledger must execute. A refused action changes nothing.
+Money decisions take ``now`` (seconds on the same clock as ``start_at``) and, where money is
+spent, the paying account's available ``balance`` in cents: the core never reads a balance.
+
+Prices (REG-1). With a fee set, a purchase costs ``price + fee``: the price goes to the prize
+pool and the fee to the house. With no fee set, the player pays the price alone and the house's
+commission is taken out of it, as the seed's "the site will charge 9 % of the buy-in and 4 % on
+rebuys" reads and as rake-style sites do: 9 % of a buy-in (or re-entry) and 4 % of a rebuy or
+add-on go to the house, rounded down to the cent, the rest to the pool. A 10.00 buy-in with no
+fee therefore puts 9.10 in the pool and 0.90 in the house.
+
+Phases and invariants:
+
+- ``REGISTERING`` (from the announcement to the start): register, unregister (until
+  ``unregister_cutoff_minutes`` before ``start_at``), waiting list. At most ``max_players`` are
+  registered; the next ``waiting_list`` pay at once and wait in order (REG-2); an unregistration
+  promotes the first of them.
+- ``RUNNING`` (after ``start``): everyone still waiting was refunded in full at the start; late
+  registration is open for ``late_registration_minutes`` unless it closed earlier because every
+  seat allocated at seating is taken or, without extended registration, at the first
+  elimination (REG-4); rebuys, add-ons and re-entries within their periods and limits (REG-5).
+- ``CANCELLED``: the tournament never started; everyone was refunded.
+- A player is in at most one of: registered (active), eliminated, waiting. The money each
+  player has in the tournament is exactly the sum of their ``payments``.
+
+Idempotency keys are ``<tournament>:<player>:<action>:<n>:<leg>``, where ``n`` counts that
+player's actions of that kind, so a retry of the same action plans the same key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from engine.tournament.config import TournamentConfig
+from engine.tournament.transfers import (
+    HOUSE,
+    Reason,
+    Transfer,
+    player_account,
+    pool_account,
+    ticket_account,
+)
+
+ENTRY_COMMISSION_PERCENT = 9
+REBUY_COMMISSION_PERCENT = 4
+
+
+# --- errors -----------------------------------------------------------------------------------
+
+
+class RegistrationError(ValueError):
+    """An action the registration rules refuse; nothing changed."""
+
+
+class WrongPhase(RegistrationError):
+    """The action is not possible in the tournament's current phase."""
+
+
+class AlreadyRegistered(RegistrationError):
+    pass
+
+
+class NotRegistered(RegistrationError):
+    pass
+
+
+class TournamentFull(RegistrationError):
+    """The field and the waiting list are full, or late registration has no room."""
+
+
+class InsufficientFunds(RegistrationError):
+    pass
+
+
+class CutoffPassed(RegistrationError):
+    """Unregistration is closed: the cutoff before the start has passed."""
+
+
+class LateRegistrationClosed(RegistrationError):
+    pass
+
+
+class NotOffered(RegistrationError):
+    """The tournament has no rebuys, add-on or re-entry."""
+
+
+class PeriodOver(RegistrationError):
+    """The rebuy, add-on or re-entry period is over (or not begun)."""
+
+
+class LimitReached(RegistrationError):
+    """The per-player limit of rebuys, add-ons or re-entries is used up."""
+
+
+class StackTooBig(RegistrationError):
+    """A rebuy needs a stack at or under the threshold."""
+
+
+class NotEliminated(RegistrationError):
+    pass
+
+
+class IsEliminated(RegistrationError):
+    pass
+
+
+class NotEnoughPlayers(RegistrationError):
+    pass
+
+
+# --- values -----------------------------------------------------------------------------------
+
+
+class Phase(StrEnum):
+    REGISTERING = "registering"
+    RUNNING = "running"
+    CANCELLED = "cancelled"
+
+
+class PurchaseKind(StrEnum):
+    ENTRY = "entry"
+    RE_ENTRY = "re-entry"
+    REBUY = "rebuy"
+    ADD_ON = "add-on"
+
+
+class CloseReason(StrEnum):
+    """Why late registration is closed (REG-4)."""
+
+    NOT_OFFERED = "not-offered"
+    TIME = "time"
+    SEATS_FULL = "seats-full"
+    FIRST_ELIMINATION = "first-elimination"
+    NOT_STARTED = "not-started"
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """What a purchase puts in the pool and in the house; the buyer pays ``total``."""
+
+    to_pool: int
+    to_house: int
+
+    @property
+    def total(self) -> int:
+        return self.to_pool + self.to_house
+
+
+@dataclass(frozen=True, slots=True)
+class Payment:
+    """Money one purchase moved from ``source`` (a player's or ticket account) into the tournament."""
+
+    player_id: str
+    kind: PurchaseKind
+    number: int
+    source: str
+    to_pool: int
+    to_house: int
+
+
+@dataclass(frozen=True, slots=True)
+class Registered:
+    player_id: str
+    at: float
+    via_ticket: bool
+    late: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Waitlisted:
+    player_id: str
+    at: float
+    position: int  # 1 = next to be promoted
+
+
+@dataclass(frozen=True, slots=True)
+class Unregistered:
+    player_id: str
+    at: float
+    was_waiting: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Promoted:
+    player_id: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    at: float
+    players: tuple[str, ...]
+    seat_capacity: int
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingRefunded:
+    player_id: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Cancelled:
+    at: float
+    refunded: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Purchased:
+    """A rebuy, add-on or re-entry: ``chips`` to add to the player's stack (or a new stack)."""
+
+    player_id: str
+    at: float
+    kind: PurchaseKind
+    number: int
+    chips: int
+
+
+@dataclass(frozen=True, slots=True)
+class Eliminated:
+    player_id: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class LateRegistrationEnded:
+    at: float
+    reason: CloseReason
+
+
+Event = (
+    Registered
+    | Waitlisted
+    | Unregistered
+    | Promoted
+    | Started
+    | WaitingRefunded
+    | Cancelled
+    | Purchased
+    | Eliminated
+    | LateRegistrationEnded
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What an action did (events) and the money it needs moved (transfers, in order)."""
+
+    events: tuple[Event, ...]
+    transfers: tuple[Transfer, ...]
+
+
+# --- prices -----------------------------------------------------------------------------------
+
+
+def _commissioned(price: int, fee: int | None, percent: int) -> Price:
+    if fee is not None:
+        return Price(to_pool=price, to_house=fee)
+    commission = price * percent // 100
+    return Price(to_pool=price - commission, to_house=commission)
+
+
+def entry_price(config: TournamentConfig) -> Price:
+    """A first entry: buy-in to the pool and fee to the house, or 9 % commission out of the buy-in."""
+    return _commissioned(config.buy_in, config.fee, ENTRY_COMMISSION_PERCENT)
+
+
+def re_entry_price(config: TournamentConfig) -> Price:
+    """A re-entry costs an entry unless ``re_entry.cost`` sets another price (same fee rule)."""
+    if config.re_entry is None or config.re_entry.cost is None:
+        return entry_price(config)
+    return _commissioned(config.re_entry.cost, config.fee, ENTRY_COMMISSION_PERCENT)
+
+
+def rebuy_price(config: TournamentConfig) -> Price:
+    """A rebuy: cost to the pool and its fee to the house, or 4 % commission out of the cost."""
+    if config.rebuys is None:
+        raise NotOffered(f"tournament {config.id} has no rebuys")
+    return _commissioned(config.rebuys.cost, config.rebuys.fee, REBUY_COMMISSION_PERCENT)
+
+
+def add_on_price(config: TournamentConfig) -> Price:
+    """An add-on is priced like a rebuy (4 % commission with no fee)."""
+    if config.add_on is None:
+        raise NotOffered(f"tournament {config.id} has no add-on")
+    return _commissioned(config.add_on.cost, config.add_on.fee, REBUY_COMMISSION_PERCENT)
+
+
+# --- the machine ------------------------------------------------------------------------------
+
+
+class Registration:
+    """The registration and purchase state of one tournament, announced for ``start_at``.
+
+    Registration is open from construction (the announcement, REG-1).
+    """
+
+    def __init__(self, config: TournamentConfig, start_at: float) -> None:
+        self.config = config
+        self.start_at = start_at
+        self.phase = Phase.REGISTERING
+        self.registered: list[str] = []  # in order of registration
+        self.waiting: list[str] = []  # in order: the first is promoted first
+        self.eliminated: list[str] = []  # in order of elimination
+        self.seat_capacity = 0
+        self._payments: dict[str, list[Payment]] = {}
+        self._counters: dict[tuple[str, str], int] = {}
+        self._purchases: dict[tuple[str, PurchaseKind], int] = {}
+        self._late_closed: CloseReason | None = None
+
+    # -- queries ---------------------------------------------------------------------------------
+
+    @property
+    def tournament_id(self) -> str:
+        return self.config.id
+
+    @property
+    def payments(self) -> tuple[Payment, ...]:
+        """Every purchase whose money is still in the tournament (refunded ones are gone)."""
+        return tuple(p for player in self._payments.values() for p in player)
+
+    def payments_of(self, player_id: str) -> tuple[Payment, ...]:
+        return tuple(self._payments.get(player_id, ()))
+
+    @property
+    def pool_contributions(self) -> int:
+        """Cents paid into the prize pool by purchases still standing (before any overlay)."""
+        return sum(p.to_pool for p in self.payments)
+
+    @property
+    def entries(self) -> int:
+        """Entries and re-entries of players in the field (the field size for payouts)."""
+        waiting = set(self.waiting)
+        return sum(
+            1
+            for p in self.payments
+            if p.kind in (PurchaseKind.ENTRY, PurchaseKind.RE_ENTRY) and p.player_id not in waiting
+        )
+
+    @property
+    def active(self) -> tuple[str, ...]:
+        """Registered players not eliminated, in registration order."""
+        gone = set(self.eliminated)
+        return tuple(p for p in self.registered if p not in gone)
+
+    def purchases(self, player_id: str, kind: PurchaseKind) -> int:
+        """How many purchases of ``kind`` the player has made (an entry counts as one)."""
+        return self._purchases.get((player_id, kind), 0)
+
+    def late_registration_closed(self, now: float) -> CloseReason | None:
+        """Why late registration is closed at ``now``, or None while it is open (REG-4)."""
+        if self.phase is not Phase.RUNNING:
+            return CloseReason.NOT_STARTED
+        if self._late_closed is not None:
+            return self._late_closed
+        if self.config.late_registration_minutes <= 0:
+            return CloseReason.NOT_OFFERED
+        if now >= self.start_at + self.config.late_registration_minutes * 60:
+            return CloseReason.TIME
+        return None
+
+    def rebuy_period_over(self, now: float) -> bool:
+        """True once the last rebuy period has ended (or when there are no rebuys)."""
+        r = self.config.rebuys
+        return r is None or now >= self.start_at + r.period_minutes * 60
+
+    def add_on_window(self) -> tuple[float, float] | None:
+        """When an add-on may be bought: the add-on break at the end of the rebuy period.
+
+        Without rebuys, from the start until the longer of late registration and the add-on
+        break length. None when the tournament has no add-on.
+        """
+        if self.config.add_on is None:
+            return None
+        b = self.config.breaks.addon_break_minutes
+        if self.config.rebuys is not None:
+            end = self.start_at + self.config.rebuys.period_minutes * 60
+            return end, end + max(b, 1) * 60
+        return self.start_at, self.start_at + max(b, self.config.late_registration_minutes, 1) * 60
+
+    # -- internal --------------------------------------------------------------------------------
+
+    def _next(self, player_id: str, action: str) -> int:
+        return self._counters.get((player_id, action), 0) + 1
+
+    def _bump(self, player_id: str, action: str) -> int:
+        n = self._next(player_id, action)
+        self._counters[(player_id, action)] = n
+        return n
+
+    def _key(self, player_id: str, action: str, n: int, leg: str) -> str:
+        return f"{self.config.id}:{player_id}:{action}:{n}:{leg}"
+
+    def _pay(
+        self, player_id: str, kind: PurchaseKind, price: Price, source: str, reason: Reason
+    ) -> tuple[Transfer, ...]:
+        action = str(kind)
+        n = self._bump(player_id, action)
+        number = self._purchases.get((player_id, kind), 0) + 1
+        self._purchases[(player_id, kind)] = number
+        self._payments.setdefault(player_id, []).append(
+            Payment(player_id, kind, number, source, price.to_pool, price.to_house)
+        )
+        transfers: list[Transfer] = []
+        if price.to_pool:
+            transfers.append(
+                Transfer(
+                    source,
+                    pool_account(self.config.id),
+                    price.to_pool,
+                    self._key(player_id, action, n, "pool"),
+                    reason,
+                )
+            )
+        if price.to_house:
+            transfers.append(
+                Transfer(source, HOUSE, price.to_house, self._key(player_id, action, n, "fee"), Reason.FEE)
+            )
+        return tuple(transfers)
+
+    def _refund(self, player_id: str, action: str) -> tuple[Transfer, ...]:
+        """Give back everything the player paid in, to the account each payment came from."""
+        n = self._bump(player_id, action)
+        transfers: list[Transfer] = []
+        for i, payment in enumerate(self._payments.pop(player_id, [])):
+            if payment.to_pool:
+                transfers.append(
+                    Transfer(
+                        pool_account(self.config.id),
+                        payment.source,
+                        payment.to_pool,
+                        self._key(player_id, action, n, f"pool{i}"),
+                        Reason.REFUND,
+                    )
+                )
+            if payment.to_house:
+                transfers.append(
+                    Transfer(
+                        HOUSE,
+                        payment.source,
+                        payment.to_house,
+                        self._key(player_id, action, n, f"fee{i}"),
+                        Reason.REFUND,
+                    )
+                )
+        for kind in PurchaseKind:
+            self._purchases.pop((player_id, kind), None)
+        return tuple(transfers)
+
+    def _source(self, player_id: str, via_ticket: bool) -> str:
+        return ticket_account(self.config.id, player_id) if via_ticket else player_account(player_id)
+
+    @staticmethod
+    def _require_funds(balance: int, price: Price, what: str) -> None:
+        if balance < price.total:
+            raise InsufficientFunds(f"{what} costs {price.total} cents; the account has {balance}")
+
+    # -- register (REG-1, REG-2, REG-4) ----------------------------------------------------------
+
+    def verify_register(self, player_id: str, now: float, balance: int, via_ticket: bool = False) -> None:
+        """Raise unless ``player_id`` may register now, paying from an account holding ``balance``.
+
+        ``via_ticket`` pays from the player's ticket to this tournament (REG-6) instead of cash.
+        """
+        if not player_id:
+            raise RegistrationError("a player id must not be empty")
+        if player_id in self.registered or player_id in self.waiting:
+            raise AlreadyRegistered(f"{player_id} is already registered for {self.config.id}")
+        if self.phase is Phase.CANCELLED:
+            raise WrongPhase(f"tournament {self.config.id} was cancelled")
+        if self.phase is Phase.RUNNING:
+            reason = self.late_registration_closed(now)
+            if reason is not None:
+                raise LateRegistrationClosed(f"late registration for {self.config.id} is closed ({reason})")
+        full = len(self.registered) >= self.config.max_players
+        if full and (self.phase is Phase.RUNNING or len(self.waiting) >= self.config.waiting_list):
+            raise TournamentFull(
+                f"{self.config.id} has {len(self.registered)}/{self.config.max_players} players "
+                f"and {len(self.waiting)}/{self.config.waiting_list} waiting"
+            )
+        self._require_funds(balance, entry_price(self.config), "registration")
+
+    def can_register(self, player_id: str, now: float, balance: int, via_ticket: bool = False) -> bool:
+        try:
+            self.verify_register(player_id, now, balance, via_ticket)
+        except RegistrationError:
+            return False
+        return True
+
+    def register(self, player_id: str, now: float, balance: int, via_ticket: bool = False) -> Outcome:
+        """Take buy-in + fee at once (REG-1); seat the player, or put them on the waiting list."""
+        self.verify_register(player_id, now, balance, via_ticket)
+        transfers = self._pay(
+            player_id,
+            PurchaseKind.ENTRY,
+            entry_price(self.config),
+            self._source(player_id, via_ticket),
+            Reason.TICKET if via_ticket else Reason.BUY_IN,
+        )
+        events: list[Event] = []
+        if len(self.registered) >= self.config.max_players:
+            self.waiting.append(player_id)
+            events.append(Waitlisted(player_id, now, len(self.waiting)))
+        else:
+            self.registered.append(player_id)
+            late = self.phase is Phase.RUNNING
+            events.append(Registered(player_id, now, via_ticket, late))
+            if late and len(self.active) >= self.seat_capacity:
+                self._late_closed = CloseReason.SEATS_FULL
+                events.append(LateRegistrationEnded(now, CloseReason.SEATS_FULL))
+        return Outcome(tuple(events), transfers)
+
+    # -- unregister (REG-2, REG-3) ---------------------------------------------------------------
+
+    def verify_unregister(self, player_id: str, now: float) -> None:
+        if self.phase is not Phase.REGISTERING:
+            raise WrongPhase(f"{self.config.id} has started; unregistration is closed")
+        if player_id not in self.registered and player_id not in self.waiting:
+            raise NotRegistered(f"{player_id} is not registered for {self.config.id}")
+        cutoff = self.start_at - self.config.unregister_cutoff_minutes * 60
+        if now > cutoff:
+            raise CutoffPassed(
+                f"unregistration closed {self.config.unregister_cutoff_minutes} min before the start "
+                f"(at {cutoff}, now {now})"
+            )
+
+    def can_unregister(self, player_id: str, now: float) -> bool:
+        try:
+            self.verify_unregister(player_id, now)
+        except RegistrationError:
+            return False
+        return True
+
+    def unregister(self, player_id: str, now: float) -> Outcome:
+        """Refund buy-in and fee (a ticket back to the ticket); promote the first waiting player."""
+        self.verify_unregister(player_id, now)
+        was_waiting = player_id in self.waiting
+        transfers = self._refund(player_id, "unregister")
+        events: list[Event] = [Unregistered(player_id, now, was_waiting)]
+        if was_waiting:
+            self.waiting.remove(player_id)
+        else:
+            self.registered.remove(player_id)
+            if self.waiting:
+                promoted = self.waiting.pop(0)
+                self.registered.append(promoted)
+                events.append(Promoted(promoted, now))
+        return Outcome(tuple(events), transfers)
+
+    # -- start and cancel ------------------------------------------------------------------------
+
+    def verify_start(self, now: float) -> None:
+        if self.phase is not Phase.REGISTERING:
+            raise WrongPhase(f"{self.config.id} is {self.phase}, not registering")
+        if now < self.start_at:
+            raise WrongPhase(f"{self.config.id} starts at {self.start_at}, not before (now {now})")
+        if len(self.registered) < self.config.min_players:
+            raise NotEnoughPlayers(
+                f"{self.config.id} needs {self.config.min_players} players, has {len(self.registered)}"
+            )
+
+    def can_start(self, now: float) -> bool:
+        try:
+            self.verify_start(now)
+        except RegistrationError:
+            return False
+        return True
+
+    def start(self, now: float, seat_capacity: int | None = None) -> Outcome:
+        """Start: refund everyone still waiting in full (REG-2) and note the seats allocated.
+
+        ``seat_capacity`` is the number of seats at the tables allocated at seating; by default
+        the fewest full tables that hold the field. Late registration closes when it is full.
+        """
+        self.verify_start(now)
+        size = self.config.table_size
+        capacity = seat_capacity if seat_capacity is not None else -(-len(self.registered) // size) * size
+        self.phase = Phase.RUNNING
+        self.seat_capacity = capacity
+        events: list[Event] = [Started(now, tuple(self.registered), capacity)]
+        transfers: list[Transfer] = []
+        for player_id in self.waiting:
+            transfers.extend(self._refund(player_id, "waiting-refund"))
+            events.append(WaitingRefunded(player_id, now))
+        self.waiting.clear()
+        if self.config.late_registration_minutes > 0 and len(self.registered) >= capacity:
+            self._late_closed = CloseReason.SEATS_FULL
+            events.append(LateRegistrationEnded(now, CloseReason.SEATS_FULL))
+        return Outcome(tuple(events), tuple(transfers))
+
+    def verify_cancel(self, now: float) -> None:
+        if self.phase is not Phase.REGISTERING:
+            raise WrongPhase(
+                f"{self.config.id} is {self.phase}; a started tournament is settled, not cancelled"
+            )
+
+    def can_cancel(self, now: float) -> bool:
+        return self.phase is Phase.REGISTERING
+
+    def cancel(self, now: float) -> Outcome:
+        """Call off a tournament that has not started (too few players): refund everyone in full."""
+        self.verify_cancel(now)
+        everyone = [*self.registered, *self.waiting]
+        transfers: list[Transfer] = []
+        for player_id in everyone:
+            transfers.extend(self._refund(player_id, "cancel-refund"))
+        self.registered.clear()
+        self.waiting.clear()
+        self.phase = Phase.CANCELLED
+        return Outcome((Cancelled(now, tuple(everyone)),), tuple(transfers))
+
+    # -- eliminations (REG-4 closes late registration) -------------------------------------------
+
+    def verify_eliminate(self, player_id: str, now: float) -> None:
+        if self.phase is not Phase.RUNNING:
+            raise WrongPhase(f"{self.config.id} is not running")
+        if player_id not in self.registered:
+            raise NotRegistered(f"{player_id} is not in {self.config.id}")
+        if player_id in self.eliminated:
+            raise IsEliminated(f"{player_id} is already eliminated")
+
+    def can_eliminate(self, player_id: str, now: float) -> bool:
+        try:
+            self.verify_eliminate(player_id, now)
+        except RegistrationError:
+            return False
+        return True
+
+    def eliminate(self, player_id: str, now: float) -> Outcome:
+        """Record a bust; the first one closes late registration unless it is extended (REG-4)."""
+        self.verify_eliminate(player_id, now)
+        self.eliminated.append(player_id)
+        events: list[Event] = [Eliminated(player_id, now)]
+        if (
+            not self.config.extended_registration
+            and self._late_closed is None
+            and self.late_registration_closed(now) is None
+        ):
+            self._late_closed = CloseReason.FIRST_ELIMINATION
+            events.append(LateRegistrationEnded(now, CloseReason.FIRST_ELIMINATION))
+        return Outcome(tuple(events), ())
+
+    # -- rebuys, add-ons, re-entries (REG-5) -----------------------------------------------------
+
+    def _verify_active(self, player_id: str) -> None:
+        if self.phase is not Phase.RUNNING:
+            raise WrongPhase(f"{self.config.id} is not running")
+        if player_id not in self.registered:
+            raise NotRegistered(f"{player_id} is not in {self.config.id}")
+        if player_id in self.eliminated:
+            raise IsEliminated(f"{player_id} is eliminated")
+
+    def verify_rebuy(self, player_id: str, now: float, balance: int, stack: int) -> None:
+        """Raise unless a rebuy is allowed: in the period, stack at or under the threshold, in limits."""
+        r = self.config.rebuys
+        if r is None:
+            raise NotOffered(f"{self.config.id} has no rebuys")
+        self._verify_active(player_id)
+        if not self.start_at <= now < self.start_at + r.period_minutes * 60:
+            raise PeriodOver(f"the rebuy period is the first {r.period_minutes} min of {self.config.id}")
+        if stack > self.config.rebuy_threshold:
+            raise StackTooBig(
+                f"a rebuy needs at most {self.config.rebuy_threshold} chips, the stack has {stack}"
+            )
+        done = self.purchases(player_id, PurchaseKind.REBUY)
+        if r.max_per_player is not None and done >= r.max_per_player:
+            raise LimitReached(f"{player_id} has used {done} of {r.max_per_player} rebuys")
+        self._require_funds(balance, rebuy_price(self.config), "a rebuy")
+
+    def can_rebuy(self, player_id: str, now: float, balance: int, stack: int) -> bool:
+        try:
+            self.verify_rebuy(player_id, now, balance, stack)
+        except RegistrationError:
+            return False
+        return True
+
+    def rebuy(self, player_id: str, now: float, balance: int, stack: int) -> Outcome:
+        self.verify_rebuy(player_id, now, balance, stack)
+        assert self.config.rebuys is not None
+        transfers = self._pay(
+            player_id, PurchaseKind.REBUY, rebuy_price(self.config), player_account(player_id), Reason.REBUY
+        )
+        number = self.purchases(player_id, PurchaseKind.REBUY)
+        return Outcome(
+            (Purchased(player_id, now, PurchaseKind.REBUY, number, self.config.rebuys.chips),), transfers
+        )
+
+    def verify_add_on(self, player_id: str, now: float, balance: int) -> None:
+        a = self.config.add_on
+        window = self.add_on_window()
+        if a is None or window is None:
+            raise NotOffered(f"{self.config.id} has no add-on")
+        self._verify_active(player_id)
+        if not window[0] <= now < window[1]:
+            raise PeriodOver(f"add-ons are sold from {window[0]} to {window[1]} (now {now})")
+        done = self.purchases(player_id, PurchaseKind.ADD_ON)
+        if done >= a.max_per_player:
+            raise LimitReached(f"{player_id} has used {done} of {a.max_per_player} add-ons")
+        self._require_funds(balance, add_on_price(self.config), "an add-on")
+
+    def can_add_on(self, player_id: str, now: float, balance: int) -> bool:
+        try:
+            self.verify_add_on(player_id, now, balance)
+        except RegistrationError:
+            return False
+        return True
+
+    def add_on(self, player_id: str, now: float, balance: int) -> Outcome:
+        self.verify_add_on(player_id, now, balance)
+        assert self.config.add_on is not None
+        transfers = self._pay(
+            player_id,
+            PurchaseKind.ADD_ON,
+            add_on_price(self.config),
+            player_account(player_id),
+            Reason.ADD_ON,
+        )
+        number = self.purchases(player_id, PurchaseKind.ADD_ON)
+        return Outcome(
+            (Purchased(player_id, now, PurchaseKind.ADD_ON, number, self.config.add_on.chips),), transfers
+        )
+
+    def verify_re_enter(self, player_id: str, now: float, balance: int) -> None:
+        """Raise unless an eliminated player may buy a new entry: in the period, in limits, with funds."""
+        e = self.config.re_entry
+        if e is None:
+            raise NotOffered(f"{self.config.id} has no re-entry")
+        if self.phase is not Phase.RUNNING:
+            raise WrongPhase(f"{self.config.id} is not running")
+        if player_id not in self.eliminated:
+            raise NotEliminated(f"{player_id} is not an eliminated player of {self.config.id}")
+        if not self.start_at <= now < self.start_at + e.period_minutes * 60:
+            raise PeriodOver(f"re-entry is open for the first {e.period_minutes} min of {self.config.id}")
+        done = self.purchases(player_id, PurchaseKind.RE_ENTRY)
+        if done >= e.max_per_player:
+            raise LimitReached(f"{player_id} has used {done} of {e.max_per_player} re-entries")
+        self._require_funds(balance, re_entry_price(self.config), "a re-entry")
+
+    def can_re_enter(self, player_id: str, now: float, balance: int) -> bool:
+        try:
+            self.verify_re_enter(player_id, now, balance)
+        except RegistrationError:
+            return False
+        return True
+
+    def re_enter(self, player_id: str, now: float, balance: int) -> Outcome:
+        """A new entry with a full starting stack for an eliminated player."""
+        self.verify_re_enter(player_id, now, balance)
+        transfers = self._pay(
+            player_id,
+            PurchaseKind.RE_ENTRY,
+            re_entry_price(self.config),
+            player_account(player_id),
+            Reason.BUY_IN,
+        )
+        self.eliminated.remove(player_id)
+        number = self.purchases(player_id, PurchaseKind.RE_ENTRY)
+        return Outcome(
+            (Purchased(player_id, now, PurchaseKind.RE_ENTRY, number, self.config.starting_stack),), transfers
+        )
