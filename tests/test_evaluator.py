@@ -156,8 +156,9 @@ def test_bet_4_comparisons_agree_with_treys_on_random_seven_card_hands() -> None
         first, second = cards[5:7] + board, cards[7:9] + board
         ours = (evaluate(first) > evaluate(second)) - (evaluate(first) < evaluate(second))
         # treys: lower is better.
-        treys_first = peer.evaluate([to_treys[c] for c in board], [to_treys[c] for c in first[:2]])
-        treys_second = peer.evaluate([to_treys[c] for c in board], [to_treys[c] for c in second[:2]])
+        treys_board = [to_treys[c] for c in board]
+        treys_first = peer.evaluate([to_treys[c] for c in first[:2]], treys_board)
+        treys_second = peer.evaluate([to_treys[c] for c in second[:2]], treys_board)
         theirs = (treys_first < treys_second) - (treys_first > treys_second)
         if ours != theirs:
             disagreements.append((first, second, ours, theirs))
