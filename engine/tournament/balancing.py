@@ -336,7 +336,8 @@ def _balance(draft: _Draft, settings: Balancing, moved: Mapping[str, int]) -> No
     while len(draft.tables) > 1:
         counts = {tid: len(w.seats) for tid, w in draft.tables.items()}
         largest, smallest = max(counts.values()), min(counts.values())
-        if largest - smallest < settings.threshold:
+        # a gap of one can never close, whatever the threshold says
+        if largest - smallest < max(settings.threshold, 2):
             return
         sources = [w for w in draft.tables.values() if counts[w.table_id] == largest]
         targets = [w for w in draft.tables.values() if counts[w.table_id] == smallest]
