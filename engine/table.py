@@ -1,0 +1,592 @@
+"""A table across hands: seats, stacks, and who has the button and the blinds next.
+
+The hand engine plays one hand from a ``HandSetup``; this module is what lives between hands. A
+``Table`` holds seats ``1..size`` (a player id, a stack, an absent flag) and remembers where the
+button and the blinds were, so it can decide the next hand's positions under the tournament's
+button rule, build the next ``HandSetup``, and apply the hand's result.
+
+Rules (RULES.md):
+
+- SEAT-2 the first button goes to the highest card of a one-card draw (ties by suit, spades >
+  hearts > diamonds > clubs), or to seat 1 (the first occupied seat from seat 1).
+- BTN-1 dead button (default): the big blind moves to the next player each hand, so nobody posts
+  it twice in a row and nobody misses it; the small blind is last hand's big blind if that player
+  is still here (otherwise there is no small blind); the button is the seat that was the small
+  blind last hand, which may now be empty (a dead button) — and when there was no small blind
+  last hand the button stays where it was, so the same player may keep it (P§7).
+  Forward-moving button (S): the button moves one occupied seat clockwise; the blinds are the next
+  two players; players may skip a blind as others bust.
+- BTN-2 heads-up: the button posts the small blind and acts first before the flop. The last big
+  blind, if still here, gets the button; so going from three players to two never gives anyone
+  the big blind twice in a row, under either rule.
+- BTN-3 / CLK-1 every seated player with chips is dealt in, present or not; absence is passed to
+  the hand, which folds or checks them on ``timeout()``.
+- REG-4 a player seated between hands is dealt in at once in any position, blinds included; with
+  ``JoinRule.NOT_BETWEEN_BLINDS_AND_BUTTON`` (TDA) a newcomer whose seat lies between the button and
+  the big blind (the small blind excepted) is not dealt in until the button has passed them.
+
+Invariants: seats change only between hands (mid-hand calls raise ``HandInProgressError`` and
+change nothing); stacks are non-negative integers; a player sits at most once; a player whose
+stack reaches zero at the end of a hand is removed and reported as busted.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from engine.betting import AnteKind, Game, HandSetup, Limit, SeatSetup
+from engine.cards import Card, shuffled_deck
+
+__all__ = [
+    "ButtonDraw",
+    "ButtonNotDrawnError",
+    "ButtonRule",
+    "FirstButton",
+    "HandInProgressError",
+    "HandResult",
+    "JoinRule",
+    "NoHandInProgressError",
+    "NotEnoughPlayersError",
+    "PlayerSeatedError",
+    "Positions",
+    "SeatEmptyError",
+    "SeatError",
+    "SeatTakenError",
+    "SeatedPlayer",
+    "StackError",
+    "Table",
+    "TableError",
+    "TableSettings",
+]
+
+MIN_TABLE_SIZE = 2
+MAX_TABLE_SIZE = 10
+
+
+class ButtonRule(StrEnum):
+    DEAD = "dead"  # P§7: the big blind moves one player a hand; button and small blind follow
+    FORWARD = "forward"  # S: the button moves one player a hand; blinds may be skipped
+
+
+class FirstButton(StrEnum):
+    DRAW = "draw"  # P§6: high card, ties by suit (spades > hearts > diamonds > clubs)
+    SEAT_ONE = "seat_one"  # S
+
+
+class JoinRule(StrEnum):
+    ANY = "any"  # A, P§8: dealt in at once, in any position, blinds included
+    NOT_BETWEEN_BLINDS_AND_BUTTON = "not_between_blinds_and_button"  # TDA R8A
+
+
+class TableError(ValueError):
+    """A table operation that is not allowed now; the message says why."""
+
+
+class HandInProgressError(TableError):
+    """Seats, stacks and positions only change between hands."""
+
+
+class NoHandInProgressError(TableError):
+    """A hand result was given but no hand was started."""
+
+
+class SeatError(TableError):
+    """A seat number outside ``1..size``."""
+
+
+class SeatTakenError(TableError):
+    """The seat already has a player."""
+
+
+class SeatEmptyError(TableError):
+    """The seat has no player."""
+
+
+class PlayerSeatedError(TableError):
+    """The player already sits at this table."""
+
+
+class StackError(TableError):
+    """A stack or chip amount that is not a valid integer, or results that do not match the hand."""
+
+
+class NotEnoughPlayersError(TableError):
+    """A hand needs at least two players with chips."""
+
+
+class ButtonNotDrawnError(TableError):
+    """With ``FirstButton.DRAW`` the first button must be drawn (``draw_button``) before a hand."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableSettings:
+    size: int = 9
+    button_rule: ButtonRule = ButtonRule.DEAD
+    first_button: FirstButton = FirstButton.DRAW
+    join_rule: JoinRule = JoinRule.ANY
+    limit: Limit = Limit.NO_LIMIT
+    game: Game = Game.HOLDEM
+
+    def __post_init__(self) -> None:
+        if not MIN_TABLE_SIZE <= self.size <= MAX_TABLE_SIZE:
+            raise TableError(f"a table has {MIN_TABLE_SIZE}..{MAX_TABLE_SIZE} seats, got {self.size}")
+
+
+@dataclass(frozen=True, slots=True)
+class SeatedPlayer:
+    seat: int
+    player: str
+    stack: int
+    absent: bool = False
+    # seated since the last hand under the TDA join rule and not dealt in yet
+    waiting: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Positions:
+    """Where the next hand's button and blinds are, and who is dealt in (ascending seats).
+
+    ``button`` may be an empty seat (dead button); ``small_blind`` is ``None`` when there is no
+    small blind; heads-up ``button == small_blind``. ``waiting`` are seats not dealt in (TDA).
+    """
+
+    button: int
+    small_blind: int | None
+    big_blind: int
+    dealt_in: tuple[int, ...]
+    waiting: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonDraw:
+    """The first-button draw (SEAT-2): each seat's card, in seat order, and the winning seat."""
+
+    cards: tuple[tuple[int, Card], ...]
+    button: int
+
+
+@dataclass(frozen=True, slots=True)
+class HandResult:
+    """What a finished hand changed at the table: the busted players (stack 0), by seat order."""
+
+    hand_id: str
+    busted: tuple[SeatedPlayer, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _LastHand:
+    positions: Positions
+    big_blind_player: str
+
+
+class Table:
+    """Seats and the button across hands (see the module docstring for the rules)."""
+
+    def __init__(self, settings: TableSettings | None = None, table_id: str = "1") -> None:
+        self.settings = settings if settings is not None else TableSettings()
+        self.table_id = table_id
+        self._seats: dict[int, SeatedPlayer] = {}
+        self._first_button: int | None = None
+        self._last: _LastHand | None = None
+        self._current: tuple[str, Positions, HandSetup] | None = None
+
+    # -- reading -------------------------------------------------------------------------------
+
+    @property
+    def size(self) -> int:
+        return self.settings.size
+
+    @property
+    def hand_in_progress(self) -> bool:
+        return self._current is not None
+
+    @property
+    def current_setup(self) -> HandSetup | None:
+        return None if self._current is None else self._current[2]
+
+    @property
+    def players(self) -> tuple[SeatedPlayer, ...]:
+        """Everyone seated, in seat order."""
+        return tuple(self._seats[seat] for seat in sorted(self._seats))
+
+    def seat_of(self, player: str) -> int | None:
+        for seated in self._seats.values():
+            if seated.player == player:
+                return seated.seat
+        return None
+
+    def player_at(self, seat: int) -> SeatedPlayer | None:
+        return self._seats.get(seat)
+
+    def empty_seats(self) -> tuple[int, ...]:
+        return tuple(seat for seat in range(1, self.size + 1) if seat not in self._seats)
+
+    @property
+    def chips(self) -> int:
+        """The sum of the stacks at the table."""
+        return sum(seated.stack for seated in self._seats.values())
+
+    @property
+    def last_positions(self) -> Positions | None:
+        """The positions of the last hand dealt here (``None`` before the first hand)."""
+        return None if self._last is None else self._last.positions
+
+    # -- seating -------------------------------------------------------------------------------
+
+    def _verify_between_hands(self, what: str) -> None:
+        if self._current is not None:
+            raise HandInProgressError(f"cannot {what} during hand {self._current[0]}; wait for it to end")
+
+    def _verify_seat_number(self, seat: int) -> None:
+        if type(seat) is not int or not 1 <= seat <= self.size:
+            raise SeatError(f"seat must be 1..{self.size}, got {seat!r}")
+
+    def verify_seat_player(self, seat: int, player: str, stack: int) -> None:
+        """Raise the reason ``seat_player`` would be refused (a hand in progress, a taken seat...)."""
+        self._verify_between_hands(f"seat {player!r}")
+        self._verify_seat_number(seat)
+        if seat in self._seats:
+            raise SeatTakenError(f"seat {seat} is taken by {self._seats[seat].player!r}")
+        if not player:
+            raise TableError("a player id must be a non-empty string")
+        where = self.seat_of(player)
+        if where is not None:
+            raise PlayerSeatedError(f"player {player!r} already sits in seat {where}")
+        if type(stack) is not int or stack <= 0:
+            raise StackError(f"a seated player needs a positive integer stack, got {stack!r}")
+
+    def can_seat_player(self, seat: int, player: str, stack: int) -> bool:
+        try:
+            self.verify_seat_player(seat, player, stack)
+        except TableError:
+            return False
+        return True
+
+    def seat_player(self, seat: int, player: str, stack: int, absent: bool = False) -> SeatedPlayer:
+        """Seat ``player`` with ``stack`` chips in the empty ``seat``, between hands.
+
+        Once hands have been played here, the newcomer is flagged ``waiting`` under the TDA join
+        rule; whether they are dealt in is decided per hand by ``next_positions``.
+        """
+        self.verify_seat_player(seat, player, stack)
+        waiting = self._last is not None and self.settings.join_rule is JoinRule.NOT_BETWEEN_BLINDS_AND_BUTTON
+        seated = SeatedPlayer(seat=seat, player=player, stack=stack, absent=absent, waiting=waiting)
+        self._seats[seat] = seated
+        return seated
+
+    def verify_unseat(self, seat: int) -> None:
+        self._verify_between_hands(f"unseat seat {seat}")
+        self._verify_seat_number(seat)
+        if seat not in self._seats:
+            raise SeatEmptyError(f"seat {seat} is empty")
+
+    def can_unseat(self, seat: int) -> bool:
+        try:
+            self.verify_unseat(seat)
+        except TableError:
+            return False
+        return True
+
+    def unseat(self, seat: int) -> SeatedPlayer:
+        """Take the player in ``seat`` away (moved, disqualified), between hands; returns them."""
+        self.verify_unseat(seat)
+        return self._seats.pop(seat)
+
+    def verify_add_chips(self, seat: int, amount: int) -> None:
+        self._verify_between_hands(f"add chips to seat {seat}")
+        self._verify_seat_number(seat)
+        if seat not in self._seats:
+            raise SeatEmptyError(f"seat {seat} is empty")
+        if type(amount) is not int or amount <= 0:
+            raise StackError(f"chips added must be a positive integer, got {amount!r}")
+
+    def can_add_chips(self, seat: int, amount: int) -> bool:
+        try:
+            self.verify_add_chips(seat, amount)
+        except TableError:
+            return False
+        return True
+
+    def add_chips(self, seat: int, amount: int) -> SeatedPlayer:
+        """Add a rebuy or add-on to the stack in ``seat``, between hands."""
+        self.verify_add_chips(seat, amount)
+        seated = replace(self._seats[seat], stack=self._seats[seat].stack + amount)
+        self._seats[seat] = seated
+        return seated
+
+    def set_absent(self, seat: int, absent: bool) -> SeatedPlayer:
+        """Mark a player away or back. Allowed at any moment: presence is not a seat change
+        (CLK-1: an absent player may come back during the hand; the flag feeds the next setup).
+        """
+        self._verify_seat_number(seat)
+        if seat not in self._seats:
+            raise SeatEmptyError(f"seat {seat} is empty")
+        seated = replace(self._seats[seat], absent=absent)
+        self._seats[seat] = seated
+        return seated
+
+    # -- the first button ----------------------------------------------------------------------
+
+    def draw_button(self, rng: random.Random | None = None) -> ButtonDraw:
+        """Deal one card to each seated player; the highest card (ties by suit) gets the button.
+
+        Cards are ints ``rank*4+suit`` with suits ordered c < d < h < s, so the highest int wins
+        (SEAT-2). Also used for the final-table redraw (BRK-2): it forgets where the blinds were.
+        """
+        self._verify_between_hands("draw for the button")
+        seats = sorted(self._seats)
+        if len(seats) < 2:
+            raise NotEnoughPlayersError(f"a button draw needs two players, the table has {len(seats)}")
+        deck = shuffled_deck(rng)
+        cards = tuple((seat, deck[index]) for index, seat in enumerate(seats))
+        winner = max(cards, key=lambda seat_card: seat_card[1])[0]
+        self._first_button = winner
+        self._last = None
+        return ButtonDraw(cards=cards, button=winner)
+
+    def set_first_button(self, seat: int) -> None:
+        """Put the first button on ``seat`` (an operator's choice, or ``FirstButton.SEAT_ONE``)."""
+        self._verify_between_hands("place the button")
+        self._verify_seat_number(seat)
+        self._first_button = seat
+        self._last = None
+
+    # -- positions -----------------------------------------------------------------------------
+
+    def _candidates(self) -> list[int]:
+        return sorted(seat for seat, seated in self._seats.items() if seated.stack > 0)
+
+    @staticmethod
+    def _next_after(seat: int, candidates: list[int]) -> int:
+        """The first candidate seat clockwise after ``seat`` (``seat`` itself if it is the only one)."""
+        for candidate in candidates:
+            if candidate > seat:
+                return candidate
+        return candidates[0]
+
+    @staticmethod
+    def _previous_before(seat: int, candidates: list[int]) -> int:
+        for candidate in reversed(candidates):
+            if candidate < seat:
+                return candidate
+        return candidates[-1]
+
+    @staticmethod
+    def _strictly_between(start: int, seat: int, end: int) -> bool:
+        """Whether ``seat`` lies clockwise strictly after ``start`` and strictly before ``end``."""
+        if start < end:
+            return start < seat < end
+        return seat > start or seat < end
+
+    def _first_hand_button(self, candidates: list[int]) -> int:
+        if self._first_button is None:
+            if self.settings.first_button is FirstButton.DRAW:
+                raise ButtonNotDrawnError("draw for the first button (draw_button) before the first hand")
+            return candidates[0]
+        # the drawn button's player may have been moved away before the first hand
+        if self._first_button in candidates:
+            return self._first_button
+        return self._next_after(self._first_button, candidates)
+
+    def _positions_for(self, candidates: list[int]) -> Positions:
+        dealt_in = tuple(candidates)
+        last = self._last
+        if last is None:
+            button = self._first_hand_button(candidates)
+            if len(candidates) == 2:
+                return Positions(button, button, self._next_after(button, candidates), dealt_in)
+            small = self._next_after(button, candidates)
+            return Positions(button, small, self._next_after(small, candidates), dealt_in)
+        previous = last.positions
+        last_big_present = (
+            previous.big_blind in candidates
+            and self._seats[previous.big_blind].player == last.big_blind_player
+        )
+        if len(candidates) == 2:
+            # BTN-2: the last big blind, if still here, takes the button and the small blind
+            if last_big_present:
+                button = previous.big_blind
+            elif self.settings.button_rule is ButtonRule.DEAD:
+                # the big blind moves on to the next player; the other one has the button
+                big = self._next_after(previous.big_blind, candidates)
+                button = self._next_after(big, candidates)
+            else:
+                button = self._next_after(previous.button, candidates)
+            return Positions(button, button, self._next_after(button, candidates), dealt_in)
+        if self.settings.button_rule is ButtonRule.FORWARD:
+            button = self._next_after(previous.button, candidates)
+            small = self._next_after(button, candidates)
+            return Positions(button, small, self._next_after(small, candidates), dealt_in)
+        big = self._next_after(previous.big_blind, candidates)
+        small_blind: int | None = previous.big_blind if last_big_present else None
+        button = previous.small_blind if previous.small_blind is not None else previous.button
+        if button == big or (small_blind is not None and button == small_blind):
+            # Only reachable when newcomers sat behind the big blind; fall back to the nearest
+            # proper order around the big blind so the hand still has a button before the blinds.
+            small_blind = self._previous_before(big, candidates)
+            button = self._previous_before(small_blind, candidates)
+        return Positions(button, small_blind, big, dealt_in)
+
+    def next_positions(self) -> Positions:
+        """The next hand's button, blinds and dealt-in seats; changes nothing.
+
+        Raises ``NotEnoughPlayersError`` with fewer than two players with chips and
+        ``ButtonNotDrawnError`` when the first button still has to be drawn.
+        """
+        candidates = self._candidates()
+        if len(candidates) < 2:
+            raise NotEnoughPlayersError(
+                f"a hand needs two players with chips, the table has {len(candidates)}"
+            )
+        positions = self._positions_for(candidates)
+        if self.settings.join_rule is not JoinRule.NOT_BETWEEN_BLINDS_AND_BUTTON or self._last is None:
+            return positions
+        waiting = [
+            seat
+            for seat in candidates
+            if self._seats[seat].waiting
+            and seat != positions.small_blind
+            and self._strictly_between(positions.button, seat, positions.big_blind)
+        ]
+        if not waiting or len(candidates) - len(waiting) < 2:
+            return positions
+        remaining = [seat for seat in candidates if seat not in waiting]
+        return replace(self._positions_for(remaining), waiting=tuple(waiting))
+
+    def hands_until_big_blind(self, seat: int) -> int:
+        """How many hands are dealt before the one in which ``seat`` posts the big blind.
+
+        0 means it posts the big blind next hand. Counted with the players now seated (busts and
+        arrivals to come can change it); a seat not dealt in next hand counts in its clockwise
+        place. The balancer moves the player with the smallest count (MOVE-1).
+        """
+        self._verify_seat_number(seat)
+        if seat not in self._seats:
+            raise SeatEmptyError(f"seat {seat} is empty")
+        positions = self.next_positions()
+        if seat == positions.big_blind:
+            return 0
+        order = self._candidates()
+        if seat not in order:
+            raise StackError(f"seat {seat} has no chips and will not be dealt in")
+        start = order.index(positions.big_blind)
+        rotated = order[start:] + order[:start]
+        return rotated.index(seat)
+
+    # -- hands ---------------------------------------------------------------------------------
+
+    def verify_start_hand(self) -> None:
+        self._verify_between_hands("start a hand")
+        self.next_positions()
+
+    def can_start_hand(self) -> bool:
+        try:
+            self.verify_start_hand()
+        except TableError:
+            return False
+        return True
+
+    def start_hand(
+        self,
+        hand_id: str,
+        small_blind: int,
+        big_blind: int,
+        ante: int = 0,
+        ante_kind: AnteKind = AnteKind.NONE,
+    ) -> HandSetup:
+        """Fix the next hand's positions and return its ``HandSetup``; the table is then busy
+        until ``finish_hand`` (or ``cancel_hand``) is called.
+        """
+        self.verify_start_hand()
+        positions = self.next_positions()
+        setup = HandSetup(
+            hand_id=hand_id,
+            table_size=self.size,
+            seats=tuple(
+                SeatSetup(
+                    seat=seat,
+                    player=self._seats[seat].player,
+                    stack=self._seats[seat].stack,
+                    absent=self._seats[seat].absent,
+                )
+                for seat in positions.dealt_in
+            ),
+            button=positions.button,
+            small_blind_seat=positions.small_blind,
+            big_blind_seat=positions.big_blind,
+            small_blind=small_blind,
+            big_blind=big_blind,
+            ante=ante,
+            ante_kind=ante_kind,
+            limit=self.settings.limit,
+            game=self.settings.game,
+        )
+        self._current = (hand_id, positions, setup)
+        return setup
+
+    def cancel_hand(self) -> None:
+        """Forget the hand in progress as if it was never dealt (CRASH-1 rollback): stacks and
+        positions stay as they were at its start.
+        """
+        if self._current is None:
+            raise NoHandInProgressError("no hand is in progress")
+        self._current = None
+
+    def verify_finish_hand(self, finishing_stacks: Mapping[int, int]) -> None:
+        """Raise unless ``finishing_stacks`` gives each dealt-in seat a non-negative integer and
+        conserves the chips the hand started with.
+        """
+        if self._current is None:
+            raise NoHandInProgressError("no hand is in progress")
+        hand_id, positions, setup = self._current
+        expected = set(positions.dealt_in)
+        if set(finishing_stacks) != expected:
+            raise StackError(
+                f"hand {hand_id}: finishing stacks must name seats {sorted(expected)},"
+                f" got {sorted(finishing_stacks)}"
+            )
+        for seat, stack in finishing_stacks.items():
+            if type(stack) is not int or stack < 0:
+                raise StackError(
+                    f"hand {hand_id}: seat {seat} finishing stack must be an int >= 0, got {stack!r}"
+                )
+        before = sum(seat_setup.stack for seat_setup in setup.seats)
+        after = sum(finishing_stacks.values())
+        if before != after:
+            raise StackError(
+                f"hand {hand_id}: chips not conserved, started with {before}, finished with {after}"
+            )
+
+    def can_finish_hand(self, finishing_stacks: Mapping[int, int]) -> bool:
+        try:
+            self.verify_finish_hand(finishing_stacks)
+        except TableError:
+            return False
+        return True
+
+    def finish_hand(self, finishing_stacks: Mapping[int, int]) -> HandResult:
+        """Apply the finished hand's stacks (by seat), remember its positions, remove and return
+        the players left with no chips (ELIM-1).
+        """
+        self.verify_finish_hand(finishing_stacks)
+        assert self._current is not None
+        hand_id, positions, _setup = self._current
+        for seat, stack in finishing_stacks.items():
+            self._seats[seat] = replace(self._seats[seat], stack=stack, waiting=False)
+        self._last = _LastHand(positions=positions, big_blind_player=self._seats[positions.big_blind].player)
+        busted = tuple(
+            self._seats.pop(seat) for seat in sorted(finishing_stacks) if finishing_stacks[seat] == 0
+        )
+        self._current = None
+        return HandResult(hand_id=hand_id, busted=busted)
+
+    def restore(
+        self, players: Iterable[SeatedPlayer], last_positions: Positions | None, big_blind_player: str
+    ) -> None:
+        """Rebuild a table from a snapshot taken between hands (crash recovery, CRASH-1)."""
+        self._verify_between_hands("restore a snapshot")
+        self._seats = {seated.seat: seated for seated in players}
+        self._last = None if last_positions is None else _LastHand(last_positions, big_blind_player)
