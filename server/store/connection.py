@@ -1,0 +1,99 @@
+"""One way in: ``open_store`` gives every command and the server a migrated, pooled store.
+
+With a ``database_url`` (or ``DATABASE_URL``) it connects there; with none it starts the embedded
+PostgreSQL in ``data_dir`` (kept across restarts) and stops it on exit. Same SQL either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncpg
+
+from server.store.embedded import DEFAULT_DATA_DIR, EmbeddedPostgres, database_url_from_env
+from server.store.histories import HandHistories
+from server.store.ledger import Ledger
+from server.store.migrations import MigrationReport, apply_migrations
+from server.store.players import Players
+from server.store.snapshots import Snapshots
+from server.store.tournaments import Tournaments
+
+CONNECT_TIMEOUT_S = 30.0
+# asyncpg applies this to every query that does not pass its own timeout.
+COMMAND_TIMEOUT_S = 30.0
+CLOSE_TIMEOUT_S = 30.0
+EMBEDDED_START_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True, slots=True)
+class Store:
+    """The store's parts, sharing one pool. ``url`` is where it is connected."""
+
+    url: str
+    pool: asyncpg.Pool
+    migrations: MigrationReport
+    ledger: Ledger
+    players: Players
+    tournaments: Tournaments
+    snapshots: Snapshots
+    histories: HandHistories
+
+
+async def connect_pool(url: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
+    """A pool whose every connection and query is bounded in time."""
+    pool = await asyncio.wait_for(
+        asyncpg.create_pool(url, min_size=min_size, max_size=max_size, timeout=CONNECT_TIMEOUT_S,
+                            command_timeout=COMMAND_TIMEOUT_S),
+        CONNECT_TIMEOUT_S,
+    )
+    assert pool is not None
+    return pool
+
+
+@asynccontextmanager
+async def open_store(
+    database_url: str | None = None,
+    data_dir: Path | str = DEFAULT_DATA_DIR,
+    *,
+    min_size: int = 1,
+    max_size: int = 10,
+    migrate: bool = True,
+) -> AsyncIterator[Store]:
+    """Connect (or start the embedded server), apply migrations, yield a ``Store``; clean up on exit.
+
+    ``database_url`` defaults to ``DATABASE_URL``. Raises ``SchemaTooNew`` before yielding if the
+    database was migrated by a newer feltd.
+    """
+    url = database_url or database_url_from_env()
+    embedded: EmbeddedPostgres | None = None
+    if url is None:
+        embedded = await asyncio.wait_for(asyncio.to_thread(EmbeddedPostgres, Path(data_dir)),
+                                          EMBEDDED_START_TIMEOUT_S)
+        url = embedded.url
+    try:
+        pool = await connect_pool(url, min_size=min_size, max_size=max_size)
+        try:
+            if migrate:
+                async with pool.acquire(timeout=CONNECT_TIMEOUT_S) as conn:
+                    report = await apply_migrations(conn)
+            else:
+                report = MigrationReport((), 0)
+            yield Store(
+                url=url,
+                pool=pool,
+                migrations=report,
+                ledger=Ledger(pool),
+                players=Players(pool),
+                tournaments=Tournaments(pool),
+                snapshots=Snapshots(pool),
+                histories=HandHistories(pool),
+            )
+        finally:
+            await asyncio.wait_for(pool.close(), CLOSE_TIMEOUT_S)
+    finally:
+        if embedded is not None:
+            await asyncio.to_thread(embedded.stop)

@@ -1,0 +1,93 @@
+"""What can go wrong in the store, as small typed errors that say what was expected.
+
+Errors about bad input are ``ValueError`` subclasses (the caller asked for something that can never
+work); errors about the database itself are ``StoreError`` (``RuntimeError``) subclasses.
+"""
+
+from __future__ import annotations
+
+
+class StoreError(RuntimeError):
+    """The database is not in a state this code can work with."""
+
+
+class SchemaTooNew(StoreError):
+    """The database was migrated by a newer feltd than this one; refusing to touch it."""
+
+    def __init__(self, database_version: int, code_version: int) -> None:
+        super().__init__(
+            f"database schema is at version {database_version}, newer than this feltd's newest "
+            f"migration {code_version}: upgrade feltd before using this database"
+        )
+        self.database_version = database_version
+        self.code_version = code_version
+
+
+class MigrationFileError(StoreError):
+    """A migration file is misnamed or two files share a version number."""
+
+
+class LedgerError(ValueError):
+    """A ledger post that cannot be made as asked; nothing was posted."""
+
+
+class InsufficientFunds(LedgerError):
+    """An account that may not go negative would have: the whole batch was refused."""
+
+    def __init__(self, account: str, balance: int, amount: int, idempotency_key: str) -> None:
+        super().__init__(
+            f"insufficient funds in {account}: balance {balance} cents, transfer {idempotency_key!r} "
+            f"needs {amount} cents"
+        )
+        self.account = account
+        self.balance = balance
+        self.amount = amount
+        self.idempotency_key = idempotency_key
+
+
+class IdempotencyConflict(LedgerError):
+    """An idempotency key already names a different money movement."""
+
+
+class DuplicateKey(LedgerError):
+    """The same idempotency key appears twice in one batch."""
+
+
+class UnknownAccount(LedgerError):
+    """An account name that is none of the forms in ``engine.tournament.transfers``."""
+
+
+class PlayerError(ValueError):
+    """A player request that cannot be carried out."""
+
+
+class PlayerExists(PlayerError):
+    """That player name is taken."""
+
+
+class UnknownPlayer(PlayerError):
+    """No player has that name or id."""
+
+
+class TournamentError(ValueError):
+    """A tournament request that cannot be carried out."""
+
+
+class UnknownTournament(TournamentError):
+    """No tournament has that id."""
+
+
+class TournamentExists(TournamentError):
+    """That tournament id is taken."""
+
+
+class StatusTransitionError(TournamentError):
+    """The tournament's status machine does not allow that step."""
+
+
+class SnapshotError(ValueError):
+    """A table snapshot that does not describe a table."""
+
+
+class HandHistoryError(ValueError):
+    """A hand history that cannot be stored or found."""

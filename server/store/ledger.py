@@ -1,0 +1,373 @@
+"""The double-entry ledger: executes the tournament core's ``Transfer`` intents, at most once each.
+
+Promises of ``Ledger.post``:
+
+- A batch is atomic: one database transaction. Either every new transfer in it is posted or none.
+- Each transfer becomes one ledger transaction of two entries (source -amount, target +amount),
+  keyed by its idempotency key.
+- Keys already in the ledger are *replays*: if the stored movement is the same (source, target,
+  amount, reason) it is skipped and its first result returned; the rest of the batch is posted.
+  A key that names a different movement raises ``IdempotencyConflict`` and nothing is posted.
+- Transfers apply in the order given; if any would take an account that may not go negative
+  (everything but ``house`` and ``cashier``) below zero at its step, ``InsufficientFunds`` is
+  raised and nothing is posted.
+- Concurrent posts are safe: every account a batch touches is locked (``SELECT ... FOR UPDATE``)
+  in name order before anything is checked, so they serialize per account without deadlocks;
+  deadlocks and serialization failures that happen anyway are retried.
+
+The database enforces the invariants independently of this module (see migrations/0001_ledger.sql):
+zero-sum transactions at commit, balance = sum of entries, no negative balances, append-only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TypeVar
+
+import asyncpg
+
+from engine.tournament.transfers import CASHIER, HOUSE, Reason, Transfer, may_go_negative
+from server.store.errors import DuplicateKey, IdempotencyConflict, InsufficientFunds, UnknownAccount
+
+DEFAULT_TIMEOUT_S = 30.0
+RETRIES = 8
+T = TypeVar("T")
+_RETRYABLE = (asyncpg.exceptions.SerializationError, asyncpg.exceptions.DeadlockDetectedError)
+
+_POST_SQL = """
+WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])
+        AS u(key, reason, source, target, amount)
+), tx AS (
+    INSERT INTO ledger_transactions (idempotency_key, reason)
+    SELECT key, reason::ledger_reason FROM input ORDER BY key
+    ON CONFLICT (idempotency_key) DO NOTHING
+    RETURNING id, idempotency_key, created_at
+), entries AS (
+    INSERT INTO ledger_entries (transaction_id, account, amount)
+    SELECT tx.id, e.account, e.amount
+      FROM tx JOIN input AS i ON i.key = tx.idempotency_key
+      CROSS JOIN LATERAL (VALUES (i.source, -i.amount), (i.target, i.amount)) AS e(account, amount)
+     ORDER BY tx.id
+)
+SELECT id, idempotency_key, created_at FROM tx
+"""
+
+_EXISTING_SQL = """
+SELECT t.id, t.idempotency_key, t.reason::text AS reason, t.created_at, e.account, e.amount
+  FROM ledger_transactions AS t JOIN ledger_entries AS e ON e.transaction_id = t.id
+ WHERE t.idempotency_key = ANY($1::text[])
+"""
+
+
+def account_kind(account: str) -> str:
+    """The kind of a ledger account from its name (``player:7`` is a player account, ...)."""
+    if account in (HOUSE, CASHIER):
+        return account
+    kind, sep, rest = account.partition(":")
+    if sep and rest:
+        if kind in ("player", "pool"):
+            return kind
+        tournament, sep2, player = rest.partition(":")
+        if kind == "ticket" and sep2 and tournament and player:
+            return kind
+    raise UnknownAccount(
+        f"unknown ledger account {account!r}: expected house, cashier, player:<id>, pool:<tid> "
+        "or ticket:<tid>:<pid>"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PostedTransaction:
+    """One transfer's ledger transaction; ``replayed`` if it was posted by an earlier call."""
+
+    idempotency_key: str
+    transaction_id: int
+    created_at: datetime
+    replayed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PostResult:
+    """The outcome of a batch, one ``PostedTransaction`` per transfer, in the batch's order."""
+
+    transactions: tuple[PostedTransaction, ...]
+
+    @property
+    def posted(self) -> tuple[PostedTransaction, ...]:
+        return tuple(t for t in self.transactions if not t.replayed)
+
+    @property
+    def replayed(self) -> tuple[PostedTransaction, ...]:
+        return tuple(t for t in self.transactions if t.replayed)
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerCheck:
+    """The result of auditing the whole ledger; ``problems`` is empty when it is sound."""
+
+    transactions: int
+    entries: int
+    accounts: int
+    problems: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def verify_post(transfers: Sequence[Transfer]) -> None:
+    """Raise the ``LedgerError`` that makes this batch impossible whatever the balances are."""
+    seen: set[str] = set()
+    for transfer in transfers:
+        if not isinstance(transfer, Transfer):
+            raise TypeError(f"the ledger posts Transfer values, got {type(transfer).__name__}")
+        if transfer.idempotency_key in seen:
+            raise DuplicateKey(f"idempotency key {transfer.idempotency_key!r} appears twice in one batch")
+        seen.add(transfer.idempotency_key)
+        account_kind(transfer.source)
+        account_kind(transfer.target)
+
+
+def can_post(transfers: Sequence[Transfer]) -> bool:
+    """Whether ``verify_post`` accepts the batch (funds are only known when posting)."""
+    try:
+        verify_post(transfers)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+def first_shortfall(transfers: Iterable[Transfer], balances: dict[str, int]) -> InsufficientFunds | None:
+    """Apply ``transfers`` in order to ``balances``; the first step that overdraws, if any."""
+    running = dict(balances)
+    for transfer in transfers:
+        before = running.get(transfer.source, 0)
+        if before < transfer.amount and not may_go_negative(transfer.source):
+            return InsufficientFunds(transfer.source, before, transfer.amount, transfer.idempotency_key)
+        running[transfer.source] = before - transfer.amount
+        running[transfer.target] = running.get(transfer.target, 0) + transfer.amount
+    return None
+
+
+class Ledger:
+    """Posting and reading money on a pool of connections. Every query has a timeout."""
+
+    def __init__(self, pool: asyncpg.Pool, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        self._pool = pool
+        self._timeout = timeout
+
+    async def post(self, transfers: Sequence[Transfer]) -> PostResult:
+        """Post a batch atomically (see the module docstring for every promise)."""
+        transfers = tuple(transfers)
+        verify_post(transfers)
+        if not transfers:
+            return PostResult(())
+        async with self._pool.acquire(timeout=self._timeout) as conn:
+            return await post_on(conn, transfers, timeout=self._timeout)
+
+    async def balance(self, account: str) -> int:
+        """The account's balance in cents; 0 for an account that never moved money."""
+        account_kind(account)
+        async with self._pool.acquire(timeout=self._timeout) as conn:
+            value = await conn.fetchval("SELECT balance FROM accounts WHERE name = $1", account,
+                                        timeout=self._timeout)
+        return int(value) if value is not None else 0
+
+    async def balances(self, accounts: Iterable[str] | None = None) -> dict[str, int]:
+        """Balances of ``accounts`` (missing ones are 0), or of every account when ``None``."""
+        async with self._pool.acquire(timeout=self._timeout) as conn:
+            if accounts is None:
+                rows = await conn.fetch("SELECT name, balance FROM accounts", timeout=self._timeout)
+                return {row["name"]: int(row["balance"]) for row in rows}
+            wanted = list(accounts)
+            rows = await conn.fetch("SELECT name, balance FROM accounts WHERE name = ANY($1::text[])",
+                                    wanted, timeout=self._timeout)
+        found = {row["name"]: int(row["balance"]) for row in rows}
+        return {name: found.get(name, 0) for name in wanted}
+
+    async def check(self) -> LedgerCheck:
+        """Audit everything: each transaction sums to zero with two or more entries, each balance
+        equals the sum of its entries, no forbidden negative balance, all balances sum to zero."""
+        async with self._pool.acquire(timeout=self._timeout) as conn:
+            return await check_on(conn, timeout=self._timeout)
+
+
+async def in_transaction_with_retries(
+    conn: asyncpg.Connection, work: Callable[[asyncpg.Connection], Awaitable[T]]
+) -> T:
+    """Run ``work(conn)`` in a transaction, again from the start after a deadlock or a
+    serialization failure (the database rolled it back, so nothing of the failed try remains)."""
+    for attempt in range(RETRIES):
+        try:
+            async with conn.transaction():
+                return await work(conn)
+        except _RETRYABLE:
+            if attempt == RETRIES - 1:
+                raise
+            # Back off a little so the transaction we collided with can finish.
+            await asyncio.sleep(0.005 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+async def post_on(conn: asyncpg.Connection, transfers: Sequence[Transfer], *,
+                  timeout: float = DEFAULT_TIMEOUT_S) -> PostResult:
+    """``Ledger.post`` on one connection (which must not be inside a transaction)."""
+    verify_post(transfers)
+    return await in_transaction_with_retries(
+        conn, lambda c: post_in_transaction(c, transfers, timeout=timeout))
+
+
+async def post_in_transaction(conn: asyncpg.Connection, transfers: Sequence[Transfer], *,
+                              timeout: float = DEFAULT_TIMEOUT_S) -> PostResult:
+    """Post inside the caller's transaction, so other rows can commit with the money or not at all."""
+    if not transfers:
+        return PostResult(())
+    accounts = sorted({t.source for t in transfers} | {t.target for t in transfers})
+    balances = await _lock_accounts(conn, accounts, timeout)
+    try:
+        rows = await conn.fetch(
+            _POST_SQL,
+            [t.idempotency_key for t in transfers],
+            [str(t.reason) for t in transfers],
+            [t.source for t in transfers],
+            [t.target for t in transfers],
+            [t.amount for t in transfers],
+            timeout=timeout,
+        )
+    except asyncpg.exceptions.CheckViolationError as error:
+        # The database's own check caught an overdraft; say which transfer did it.
+        shortfall = first_shortfall(transfers, balances)
+        if shortfall is not None:
+            raise shortfall from error
+        raise
+    new = {row["idempotency_key"]: row for row in rows}
+    if len(new) < len(transfers):
+        existing = await _existing(conn, [t for t in transfers if t.idempotency_key not in new], timeout)
+    else:
+        existing = {}
+    shortfall = first_shortfall((t for t in transfers if t.idempotency_key in new), balances)
+    if shortfall is not None:
+        raise shortfall
+    result: list[PostedTransaction] = []
+    for transfer in transfers:
+        key = transfer.idempotency_key
+        if key in new:
+            result.append(PostedTransaction(key, int(new[key]["id"]), new[key]["created_at"], False))
+        else:
+            result.append(existing[key])
+    return PostResult(tuple(result))
+
+
+async def _lock_accounts(conn: asyncpg.Connection, accounts: list[str], timeout: float) -> dict[str, int]:
+    """Lock the accounts in name order (creating missing ones); their balances under the lock."""
+    lock_sql = "SELECT name, balance FROM accounts WHERE name = ANY($1::text[]) ORDER BY name FOR UPDATE"
+    rows = await conn.fetch(lock_sql, accounts, timeout=timeout)
+    if len(rows) < len(accounts):
+        found = {row["name"] for row in rows}
+        missing = [a for a in accounts if a not in found]
+        await conn.execute(
+            """INSERT INTO accounts (name, kind)
+               SELECT * FROM unnest($1::text[], $2::text[]) ORDER BY 1
+               ON CONFLICT (name) DO NOTHING""",
+            missing, [account_kind(a) for a in missing], timeout=timeout,
+        )
+        rows = await conn.fetch(lock_sql, accounts, timeout=timeout)
+    return {row["name"]: int(row["balance"]) for row in rows}
+
+
+async def _existing(conn: asyncpg.Connection, transfers: list[Transfer],
+                    timeout: float) -> dict[str, PostedTransaction]:
+    """Replayed keys' first results; ``IdempotencyConflict`` if a key names another movement."""
+    rows = await conn.fetch(_EXISTING_SQL, [t.idempotency_key for t in transfers], timeout=timeout)
+    stored: dict[str, dict[str, object]] = {}
+    for row in rows:
+        entry = stored.setdefault(row["idempotency_key"], {
+            "id": int(row["id"]), "reason": row["reason"], "created_at": row["created_at"]})
+        side = "target" if row["amount"] > 0 else "source"
+        entry[side] = row["account"]
+        entry["amount"] = abs(int(row["amount"]))
+    result: dict[str, PostedTransaction] = {}
+    for transfer in transfers:
+        found = stored.get(transfer.idempotency_key)
+        if found is None:
+            raise IdempotencyConflict(
+                f"idempotency key {transfer.idempotency_key!r} exists but has no entries")
+        entry = found
+        was = (entry.get("source"), entry.get("target"), entry.get("amount"), entry["reason"])
+        asked = (transfer.source, transfer.target, transfer.amount, str(transfer.reason))
+        if was != asked:
+            raise IdempotencyConflict(
+                f"idempotency key {transfer.idempotency_key!r} already moved {was[2]} cents "
+                f"{was[0]} -> {was[1]} ({was[3]}); asked for {asked[2]} cents {asked[0]} -> {asked[1]} "
+                f"({asked[3]})"
+            )
+        created_at = entry["created_at"]
+        assert isinstance(created_at, datetime)
+        result[transfer.idempotency_key] = PostedTransaction(
+            transfer.idempotency_key, int(str(entry["id"])), created_at, True)
+    return result
+
+
+async def check_on(conn: asyncpg.Connection, *, timeout: float = DEFAULT_TIMEOUT_S) -> LedgerCheck:
+    """``Ledger.check`` on one connection, in one repeatable-read snapshot."""
+    problems: list[str] = []
+    async with conn.transaction(isolation="repeatable_read", readonly=True):
+        counts = await conn.fetchrow(
+            """SELECT (SELECT count(*) FROM ledger_transactions) AS transactions,
+                      (SELECT count(*) FROM ledger_entries) AS entries,
+                      (SELECT count(*) FROM accounts) AS accounts,
+                      (SELECT coalesce(sum(balance), 0) FROM accounts) AS total""",
+            timeout=timeout,
+        )
+        assert counts is not None
+        for row in await conn.fetch(
+            """SELECT t.id, t.idempotency_key, count(e.id) AS n, coalesce(sum(e.amount), 0) AS total
+                 FROM ledger_transactions AS t LEFT JOIN ledger_entries AS e ON e.transaction_id = t.id
+                GROUP BY t.id HAVING count(e.id) < 2 OR coalesce(sum(e.amount), 0) <> 0
+                ORDER BY t.id LIMIT 1000""",
+            timeout=timeout,
+        ):
+            problems.append(f"transaction {row['id']} ({row['idempotency_key']}) has {row['n']} entries "
+                            f"summing to {row['total']}, expected 2 or more summing to 0")
+        for row in await conn.fetch(
+            """SELECT a.name, a.balance, coalesce(s.total, 0) AS total
+                 FROM accounts AS a
+                 LEFT JOIN (SELECT account, sum(amount) AS total FROM ledger_entries GROUP BY account) AS s
+                   ON s.account = a.name
+                WHERE a.balance <> coalesce(s.total, 0)
+                ORDER BY a.name LIMIT 1000""",
+            timeout=timeout,
+        ):
+            problems.append(f"account {row['name']} has balance {row['balance']}, "
+                            f"but its entries sum to {row['total']}")
+        for row in await conn.fetch(
+            "SELECT name, balance FROM accounts WHERE balance < 0 AND kind NOT IN ('house', 'cashier') "
+            "ORDER BY name LIMIT 1000",
+            timeout=timeout,
+        ):
+            problems.append(f"account {row['name']} has negative balance {row['balance']}")
+        if counts["total"] != 0:
+            problems.append(f"all balances sum to {counts['total']}, expected 0")
+    return LedgerCheck(int(counts["transactions"]), int(counts["entries"]), int(counts["accounts"]),
+                       tuple(problems))
+
+
+__all__ = [
+    "Ledger",
+    "LedgerCheck",
+    "PostResult",
+    "PostedTransaction",
+    "Reason",
+    "account_kind",
+    "can_post",
+    "check_on",
+    "first_shortfall",
+    "in_transaction_with_retries",
+    "post_in_transaction",
+    "post_on",
+    "verify_post",
+]

@@ -1,0 +1,180 @@
+"""Table snapshots at hand boundaries, and the latest consistent state of a whole tournament.
+
+Promises:
+
+- ``Snapshots.save(batch)`` writes any number of table snapshots (of any tournaments) in one SQL
+  statement, hence one round trip and one atomic transaction: a crash keeps all of a batch or
+  none of it. Each batch gets a ``batch_id``; batch ids grow with commit order per table.
+- Every committed batch is a consistent point. ``load_latest_state(tid)`` returns, for every table
+  of the tournament, its newest snapshot at or before the newest batch (or at or before
+  ``at_or_before_batch``); a table whose newest snapshot has no seats was broken and is left out.
+  The coordinator keeps moves consistent by saving both tables of a move in the same batch.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import asyncpg
+
+from server.store.errors import SnapshotError
+
+DEFAULT_TIMEOUT_S = 30.0
+
+_SAVE_SQL = """
+WITH batch AS (INSERT INTO snapshot_batches DEFAULT VALUES RETURNING id)
+INSERT INTO table_snapshots (batch_id, tournament_id, table_id, hand_number, level, button, seats, taken_at)
+SELECT batch.id, u.tournament_id, u.table_id, u.hand_number, u.level, u.button, u.seats::jsonb, u.taken_at
+  FROM batch, unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::int[], $6::text[],
+                     $7::timestamptz[]) WITH ORDINALITY
+       AS u(tournament_id, table_id, hand_number, level, button, seats, taken_at, n)
+ ORDER BY u.n
+RETURNING id, batch_id
+"""
+
+_LATEST_SQL = """
+SELECT DISTINCT ON (table_id)
+       id, batch_id, table_id, hand_number, level, button, seats::text AS seats, taken_at
+  FROM table_snapshots
+ WHERE tournament_id = $1 AND ($2::bigint IS NULL OR batch_id <= $2)
+ ORDER BY table_id, id DESC
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class SeatSnapshot:
+    """One occupied seat: who sits there, their chips, and their time banks left."""
+
+    seat: int
+    player_id: str
+    stack: int
+    time_banks: int
+
+
+@dataclass(frozen=True, slots=True)
+class TableSnapshot:
+    """A table between hands. ``hand_number`` is the last hand finished (0 before the first).
+
+    An empty ``seats`` records that the table was broken.
+    """
+
+    tournament_id: str
+    table_id: str
+    hand_number: int
+    level: int
+    button: int | None
+    seats: tuple[SeatSnapshot, ...]
+    taken_at: datetime
+
+    def __post_init__(self) -> None:
+        verify_snapshot(self)
+
+    @property
+    def chips(self) -> int:
+        return sum(seat.stack for seat in self.seats)
+
+
+def verify_snapshot(snapshot: TableSnapshot) -> None:
+    """Raise ``SnapshotError`` unless the snapshot describes a table between hands."""
+    if not snapshot.tournament_id or not snapshot.table_id:
+        raise SnapshotError("a snapshot needs a tournament id and a table id")
+    if snapshot.hand_number < 0 or snapshot.level < 0:
+        raise SnapshotError(f"hand number and level are not negative, got {snapshot.hand_number} "
+                            f"and {snapshot.level} at table {snapshot.table_id!r}")
+    if snapshot.taken_at.tzinfo is None:
+        raise SnapshotError(f"taken_at must carry a time zone, got {snapshot.taken_at!r}")
+    seats = [seat.seat for seat in snapshot.seats]
+    players = [seat.player_id for seat in snapshot.seats]
+    if len(set(seats)) != len(seats) or len(set(players)) != len(players):
+        raise SnapshotError(f"table {snapshot.table_id!r} lists a seat or a player twice: {snapshot.seats!r}")
+    for seat in snapshot.seats:
+        if type(seat.stack) is not int or seat.stack < 0 or seat.time_banks < 0 or seat.seat < 0:
+            raise SnapshotError(f"seat {seat!r} at table {snapshot.table_id!r} needs a non-negative "
+                                "integer stack, seat number and time banks")
+
+
+@dataclass(frozen=True, slots=True)
+class SavedSnapshots:
+    """The batch a save became and the snapshot ids, in the order given."""
+
+    batch_id: int
+    snapshot_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentState:
+    """The tables of a tournament as of ``batch_id``, by table id."""
+
+    tournament_id: str
+    batch_id: int
+    tables: tuple[TableSnapshot, ...]
+
+    @property
+    def chips(self) -> int:
+        return sum(table.chips for table in self.tables)
+
+    @property
+    def players(self) -> frozenset[str]:
+        return frozenset(seat.player_id for table in self.tables for seat in table.seats)
+
+
+class Snapshots:
+    """Writing and reading table snapshots on a pool; every query has a timeout."""
+
+    def __init__(self, pool: asyncpg.Pool, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        self._pool = pool
+        self._timeout = timeout
+
+    async def save(self, snapshots: Sequence[TableSnapshot]) -> SavedSnapshots:
+        """Write a batch atomically in one round trip (see the module docstring)."""
+        if not snapshots:
+            raise SnapshotError("a snapshot batch needs at least one table")
+        async with self._pool.acquire(timeout=self._timeout) as conn:
+            return await save_on(conn, snapshots, timeout=self._timeout)
+
+    async def load_latest_state(self, tournament_id: str, *,
+                                at_or_before_batch: int | None = None) -> TournamentState | None:
+        """The newest consistent state of the tournament, or ``None`` if it has no snapshot."""
+        async with self._pool.acquire(timeout=self._timeout) as conn:
+            rows = await conn.fetch(_LATEST_SQL, tournament_id, at_or_before_batch, timeout=self._timeout)
+        if not rows:
+            return None
+        batch_id = max(int(row["batch_id"]) for row in rows)
+        tables = tuple(
+            _snapshot_from_row(tournament_id, row) for row in rows if row["seats"] != "[]"
+        )
+        return TournamentState(tournament_id, batch_id, tables)
+
+
+async def save_on(conn: asyncpg.Connection, snapshots: Sequence[TableSnapshot], *,
+                  timeout: float = DEFAULT_TIMEOUT_S) -> SavedSnapshots:
+    """``Snapshots.save`` on one connection."""
+    rows = await conn.fetch(
+        _SAVE_SQL,
+        [s.tournament_id for s in snapshots],
+        [s.table_id for s in snapshots],
+        [s.hand_number for s in snapshots],
+        [s.level for s in snapshots],
+        [s.button for s in snapshots],
+        [_seats_json(s) for s in snapshots],
+        [s.taken_at for s in snapshots],
+        timeout=timeout,
+    )
+    # Identity values are drawn in insertion order, which is the ORDER BY of the given order.
+    return SavedSnapshots(int(rows[0]["batch_id"]), tuple(sorted(int(row["id"]) for row in rows)))
+
+
+def _seats_json(snapshot: TableSnapshot) -> str:
+    return json.dumps([[s.seat, s.player_id, s.stack, s.time_banks] for s in snapshot.seats],
+                      separators=(",", ":"))
+
+
+def _snapshot_from_row(tournament_id: str, row: asyncpg.Record) -> TableSnapshot:
+    seats = tuple(SeatSnapshot(int(seat), str(player), int(stack), int(banks))
+                  for seat, player, stack, banks in json.loads(row["seats"]))
+    button = row["button"]
+    return TableSnapshot(tournament_id, row["table_id"], int(row["hand_number"]), int(row["level"]),
+                         None if button is None else int(button), seats, row["taken_at"])
