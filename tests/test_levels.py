@@ -1,0 +1,96 @@
+"""LVL-1 and BRK-T1: the level in force at ``now``, breaks, and the hand-for-hand deduction."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.betting import AnteKind
+from engine.tournament.config import BreakMode, Breaks, Level
+from engine.tournament.levels import (
+    BreakKind,
+    BreakWindow,
+    LevelClock,
+    OnBreak,
+    hand_for_hand_deduction_seconds,
+)
+
+LEVELS = (
+    Level(10, 20, 15),
+    Level(15, 30, 15),
+    Level(25, 50, 15, ante=50, ante_kind=AnteKind.BIG_BLIND),
+)
+NO_BREAKS = Breaks(mode=BreakMode.NONE)
+MIN = 60
+
+
+def test_lvl_1_level_in_force_follows_the_schedule() -> None:
+    clock = LevelClock(LEVELS, NO_BREAKS)
+    assert clock.level_index_at(0) == 0
+    assert clock.level_index_at(15 * MIN - 1) == 0
+    assert clock.level_index_at(15 * MIN) == 1
+    assert clock.level_at(30 * MIN) == LEVELS[2], "the big blind ante level is in force from minute 30"
+    assert clock.level_at(30 * MIN).ante_kind is AnteKind.BIG_BLIND
+    assert clock.level_index_at(10 * 3600) == 2, "the last level stays once the schedule ends"
+
+
+def test_lvl_1_a_new_level_applies_from_the_next_hand() -> None:
+    clock = LevelClock(LEVELS, NO_BREAKS)
+    hand = clock.start_hand(15 * MIN - 5)  # starts 5 s before the level rises
+    assert hand.level == LEVELS[0], f"a hand keeps the level it started at, got {hand.level}"
+    assert clock.start_hand(15 * MIN + 40).level == LEVELS[1], "the next hand plays the new level"
+
+
+def test_brk_t1_hourly_break_at_55_past_the_hour() -> None:
+    clock = LevelClock(LEVELS, Breaks(), start_wall_seconds=7 * 3600 + 25 * MIN)  # starts at 07:25
+    assert clock.next_break(0) == BreakWindow(30 * MIN, 35 * MIN, BreakKind.SCHEDULED), "07:55 to 08:00"
+    assert clock.next_break(35 * MIN) == BreakWindow(90 * MIN, 95 * MIN, BreakKind.SCHEDULED), "then 08:55"
+    at_55 = LevelClock(LEVELS, Breaks(), start_wall_seconds=55 * MIN)
+    assert at_55.next_break(0) == BreakWindow(3600, 3600 + 5 * MIN, BreakKind.SCHEDULED)
+
+
+def test_brk_t1_every_n_minutes_of_play_and_levels_pause_on_breaks() -> None:
+    clock = LevelClock(LEVELS, Breaks(mode=BreakMode.EVERY, every_minutes=20, minutes=5))
+    assert clock.breaks_until(50 * MIN) == (
+        BreakWindow(20 * MIN, 25 * MIN, BreakKind.SCHEDULED),
+        BreakWindow(45 * MIN, 50 * MIN, BreakKind.SCHEDULED),
+    )
+    assert clock.play_seconds(30 * MIN) == 25 * MIN, "the level clock stops during a break"
+    assert clock.level_index_at(29 * MIN) == 1 and clock.level_index_at(35 * MIN) == 2
+
+
+def test_brk_t1_a_break_waits_for_a_tables_hand() -> None:
+    clock = LevelClock(LEVELS, Breaks(), start_wall_seconds=25 * MIN)  # break at 30 min
+    hand = clock.start_hand(30 * MIN - 20)  # a hand that runs 20 s into the break plays on
+    assert hand.level == LEVELS[1]
+    finished_at = 30 * MIN + 40
+    assert not clock.can_start_hand(finished_at), "the table goes on break once its hand is over"
+    with pytest.raises(OnBreak, match="until 2100"):
+        clock.start_hand(finished_at)
+    assert clock.resume_at(finished_at) == 35 * MIN
+    assert clock.can_start_hand(35 * MIN)
+
+
+def test_brk_t1_add_on_break_when_the_rebuy_period_ends() -> None:
+    clock = LevelClock(LEVELS, Breaks(addon_break_minutes=3), start_wall_seconds=0, add_on_break_at=3600)
+    windows = clock.breaks_until(2 * 3600)
+    assert BreakWindow(3600, 3600 + 3 * MIN, BreakKind.ADD_ON) in windows, f"got {windows}"
+    # when the rebuy period ends inside the hourly break, the add-on break follows it
+    late = LevelClock(LEVELS, Breaks(), start_wall_seconds=0, add_on_break_at=56 * MIN)
+    assert late.breaks_until(3600)[:2] == (
+        BreakWindow(55 * MIN, 60 * MIN, BreakKind.SCHEDULED),
+        BreakWindow(60 * MIN, 63 * MIN, BreakKind.ADD_ON),
+    )
+    assert late.resume_at(57 * MIN) == 63 * MIN
+
+
+def test_hfh_1_level_clock_loses_one_or_two_minutes_per_hand() -> None:
+    assert hand_for_hand_deduction_seconds(15) == 60
+    assert hand_for_hand_deduction_seconds(19) == 60
+    assert hand_for_hand_deduction_seconds(20) == 120
+    assert hand_for_hand_deduction_seconds(30, setting_minutes=3) == 180
+    clock = LevelClock(LEVELS, NO_BREAKS)
+    # three hand-for-hand hands at 15-minute levels push the clock three minutes on
+    assert clock.level_index_at(13 * MIN) == 0
+    assert clock.level_index_at(13 * MIN, deducted_seconds=3 * 60) == 1
+    # while the clock stood still for hand-for-hand, the level did not run
+    assert clock.level_index_at(16 * MIN, paused_seconds=2 * MIN) == 0
