@@ -10,8 +10,33 @@ HELP = "Ledger checks."
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of `feltd admin ledger`; heavy imports belong in ``run`` so `--help` stays fast."""
+    from server.store.options import add_store_arguments
+
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    check = actions.add_parser(
+        "check",
+        help="verify every transaction sums to zero and every balance is the sum of its entries; "
+             "exit 1 and print what is wrong otherwise",
+    )
+    add_store_arguments(check)
 
 
 def run(args: argparse.Namespace) -> int:
-    print("feltd admin ledger: not implemented yet", file=sys.stderr)
-    return 2
+    import asyncio
+
+    return asyncio.run(_run(args))
+
+
+async def _run(args: argparse.Namespace) -> int:
+    from server.store.connection import open_store
+
+    async with open_store(args.database_url, args.data_dir) as store:
+        report = await store.ledger.check()
+    summary = f"{report.transactions} transactions, {report.entries} entries, {report.accounts} accounts"
+    if report.ok:
+        print(f"ledger ok: {summary}")
+        return 0
+    print(f"ledger BROKEN: {len(report.problems)} problem(s) in {summary}", file=sys.stderr)
+    for problem in report.problems:
+        print(f"  {problem}", file=sys.stderr)
+    return 1

@@ -93,7 +93,8 @@ class Players:
                         "RETURNING id, name, created_at",
                         player_id, name, hash_token(token), timeout=self._timeout)
             except asyncpg.exceptions.UniqueViolationError as error:
-                raise PlayerExists(f"a player named {name!r} (or with id {player_id!r}) exists") from error
+                taken = f"named {name!r}" if player_id is None else f"named {name!r} or with id {player_id!r}"
+                raise PlayerExists(f"a player {taken} exists") from error
         assert row is not None
         return NewPlayer(Player(row["id"], row["name"], row["created_at"]), token)
 

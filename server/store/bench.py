@@ -1,0 +1,153 @@
+"""The store benchmark behind `feltd bench store`: ledger transactions/s and snapshot rows/s.
+
+It writes into a temporary database made on the configured server (dropped at the end) unless
+told to write in place, so a benchmark never leaves rows in a real ledger.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+import uuid
+from collections.abc import Awaitable, Sequence
+from datetime import UTC, datetime
+
+from engine.tournament.transfers import (
+    CASHIER,
+    HOUSE,
+    Reason,
+    Transfer,
+    player_account,
+    pool_account,
+)
+from server.store.connection import Store, open_store
+from server.store.databases import create_database, drop_database
+from server.store.embedded import database_url_from_env
+from server.store.ledger import post_on
+from server.store.snapshots import SeatSnapshot, TableSnapshot, save_on
+
+
+async def run_store_bench(args: argparse.Namespace) -> int:
+    """Print the figures; return the exit code."""
+    url = args.database_url or database_url_from_env()
+    if args.in_place:
+        async with open_store(url, args.data_dir, max_size=args.connections + 1) as store:
+            await _bench(store, args)
+        return 0
+    if url is None:
+        # The embedded server: open it once to learn its URL, and make the scratch database there.
+        async with open_store(None, args.data_dir, migrate=False) as embedded:
+            return await _bench_in_scratch(embedded.url, args)
+    return await _bench_in_scratch(url, args)
+
+
+async def _bench_in_scratch(server_url: str, args: argparse.Namespace) -> int:
+    scratch = await create_database(server_url, "feltd_bench")
+    try:
+        async with open_store(scratch, max_size=args.connections + 1) as store:
+            name = scratch.rsplit("/", 1)[-1]
+            print(f"feltd bench store: scratch database {name} on the configured server")
+            await _bench(store, args)
+    finally:
+        await drop_database(server_url, scratch)
+    return 0
+
+
+async def _bench(store: Store, args: argparse.Namespace) -> None:
+    run = uuid.uuid4().hex[:8]
+    n = args.transfers
+    connections = args.connections
+    # Fund every player once, in one batch, so the measured transfers never run dry.
+    players = [f"b{run}-{i}" for i in range(2 * connections * 2)]
+    await store.ledger.post([Transfer(CASHIER, player_account(p), 10**12, f"bench:{run}:fund:{p}",
+                                      Reason.DEPOSIT) for p in players])
+
+    def pair_transfers(tag: str, a: str, b: str, count: int) -> list[Transfer]:
+        # Back and forth between two players: no shared hot account with any other worker.
+        return [Transfer(player_account(a if i % 2 == 0 else b), player_account(b if i % 2 == 0 else a),
+                         100, f"bench:{run}:{tag}:{i}", Reason.DEPOSIT) for i in range(count)]
+
+    async def post_each(transfers: Sequence[Transfer], size: int) -> None:
+        async with store.pool.acquire() as conn:
+            for start in range(0, len(transfers), size):
+                await post_on(conn, transfers[start:start + size])
+
+    single = pair_transfers("single", players[0], players[1], n)
+    elapsed = await _timed(post_each(single, 1))
+    _line("ledger, 1 connection, 1 transfer per post", n / elapsed, "transactions/s",
+          f"{n} in {elapsed:.2f} s")
+
+    batched = pair_transfers("batched", players[2], players[3], n)
+    elapsed = await _timed(post_each(batched, args.batch))
+    _line(f"ledger, 1 connection, {args.batch} transfers per post", n / elapsed, "transactions/s",
+          f"{n} in {elapsed:.2f} s")
+
+    per_worker = max(1, n // connections)
+    work = [pair_transfers(f"conc{w}", players[4 + 2 * w], players[5 + 2 * w], per_worker)
+            for w in range(connections)]
+    elapsed = await _timed(asyncio.gather(*(post_each(w, 1) for w in work)))
+    total = per_worker * connections
+    _line(f"ledger, {connections} connections, 1 transfer per post", total / elapsed, "transactions/s",
+          f"{total} in {elapsed:.2f} s")
+
+    # Registration rush: every post is a buy-in + fee into one pool and the house, the two hot
+    # accounts every registration of a tournament locks.
+    tid = f"bench{run}"
+    rush = [[Transfer(player_account(p), pool_account(tid), 1000, f"bench:{run}:rush:{p}:{i}:buy-in",
+                      Reason.BUY_IN),
+             Transfer(player_account(p), HOUSE, 100, f"bench:{run}:rush:{p}:{i}:fee", Reason.FEE)]
+            for i in range(max(1, per_worker // 2)) for p in players[:connections]]
+    chunks = [rush[w::connections] for w in range(connections)]
+
+    async def post_batches(batches: Sequence[Sequence[Transfer]]) -> None:
+        async with store.pool.acquire() as conn:
+            for batch in batches:
+                await post_on(conn, batch)
+
+    elapsed = await _timed(asyncio.gather(*(post_batches(c) for c in chunks)))
+    total = 2 * len(rush)
+    _line(f"ledger, {connections} connections, buy-in+fee into one pool", total / elapsed, "transactions/s",
+          f"{len(rush)} registrations in {elapsed:.2f} s")
+
+    report = await store.ledger.check()
+    print(f"ledger check after the benchmark: {'ok' if report.ok else 'BROKEN'} "
+          f"({report.transactions} transactions)")
+
+    tables = args.tables
+    now = datetime.now(UTC)
+    batches = [
+        [TableSnapshot(tid, f"t{t}", hand, 1 + hand // 10, 1 + hand % args.seats,
+                       tuple(SeatSnapshot(s, f"p{t}-{s}", 10_000 + 7 * hand + s, 2)
+                             for s in range(1, args.seats + 1)),
+                       now)
+         for t in range(tables)]
+        for hand in range(args.rounds)
+    ]
+
+    async def save_all() -> None:
+        async with store.pool.acquire() as conn:
+            for batch in batches:
+                await save_on(conn, batch)
+
+    elapsed = await _timed(save_all())
+    rows = tables * args.rounds
+    _line(f"snapshots, 1 connection, {tables} tables per batch", rows / elapsed, "snapshot rows/s",
+          f"{rows * args.seats / elapsed:,.0f} seats/s; {args.rounds} batches in {elapsed:.2f} s, "
+          f"{1000 * elapsed / args.rounds:.1f} ms per batch")
+    started = time.perf_counter()
+    state = await store.snapshots.load_latest_state(tid)
+    elapsed = time.perf_counter() - started
+    assert state is not None
+    print(f"load_latest_state: {len(state.tables)} tables, {len(state.players)} players "
+          f"in {1000 * elapsed:.1f} ms (over {rows} snapshot rows)")
+
+
+async def _timed(work: Awaitable[object]) -> float:
+    started = time.perf_counter()
+    await work
+    return time.perf_counter() - started
+
+
+def _line(label: str, rate: float, unit: str, detail: str) -> None:
+    print(f"{label + ':':<58}{rate:>10,.0f} {unit} ({detail})")
