@@ -1,0 +1,72 @@
+"""Main and side pots, and how a pot is split between tied winners (BET-3).
+
+A side pot is formed at each all-in amount: the chips every player put in up to a level form a
+pot that only the players still in the hand who put in at least that much can win. Folded
+players' chips count toward the levels they reached but they are eligible for nothing. Adjacent
+levels with the same eligible players are one pot. Dead money that belongs to the whole table
+(the big blind ante, LVL-1) goes into the main pot, which every player still in is eligible for.
+
+Splitting: each winner gets ``amount // len(winners)``; the remainder (fewer chips than winners)
+goes to the first winner left of the button. Callers list players in that order.
+
+These are exactly pokerkit's pot rules (``State.pots`` and chip pushing), which the differential
+test holds us to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+
+class PotError(ValueError):
+    """Contributions or winners that cannot form or split a pot."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pot:
+    amount: int
+    eligible: tuple[int, ...]  # players who can win it, in order from the first left of the button
+
+
+def build_pots(
+    contributions: Mapping[int, int], contenders: Collection[int], dead_money: int = 0
+) -> list[Pot]:
+    """The main pot then the side pots for ``contributions`` (player -> chips put in, in order from
+    the first player left of the button) when ``contenders`` are still in the hand.
+
+    ``dead_money`` is added to the main pot. The pot amounts add up to the sum of the
+    contributions plus the dead money (a level no contender reached would be a bug upstream: the
+    uncalled part of a bet is returned before pots are built, so it raises ``PotError``).
+    """
+    if dead_money < 0 or any(amount < 0 for amount in contributions.values()):
+        raise PotError(f"contributions are >= 0, got {dict(contributions)} and dead money {dead_money}")
+    pots: list[Pot] = []
+    amount = dead_money
+    previous = 0
+    for level in sorted(set(contributions.values())):
+        for contribution in contributions.values():
+            if contribution >= level:
+                amount += level - previous
+        eligible = tuple(p for p, c in contributions.items() if c >= level and p in contenders)
+        while pots and pots[-1].eligible == eligible:
+            amount += pots.pop().amount
+        if amount:
+            if not eligible:
+                raise PotError(f"{amount} chips at level {level} that no player still in can win")
+            pots.append(Pot(amount, eligible))
+        amount = 0
+        previous = level
+    if amount:
+        # Only dead money and no contributions at all.
+        pots.append(Pot(amount, tuple(p for p in contributions if p in contenders)))
+    return pots
+
+
+def split_pot(amount: int, winners: Sequence[int]) -> tuple[int, ...]:
+    """Each winner's share of ``amount``, winners in order from the first left of the button; the
+    odd chips go to the first of them (BET-3)."""
+    if not winners:
+        raise PotError("a pot needs at least one winner")
+    share, odd = divmod(amount, len(winners))
+    return tuple(share + (odd if i == 0 else 0) for i in range(len(winners)))
