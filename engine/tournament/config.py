@@ -101,7 +101,8 @@ class Breaks:
 class Rebuys:
     """Rebuys during the first ``period_minutes``. ``cost`` goes to the pool; ``fee`` to the house.
 
-    ``fee=None`` applies the 4 % commission rule (REG-1), taken out of ``cost``.
+    ``fee=None``: no fee when the tournament has one; otherwise the 4 % commission rule (REG-1),
+    taken out of ``cost``.
     ``stack_threshold=None`` means the starting stack: rebuy only at or under it.
     ``max_per_player=None`` means unlimited.
     """

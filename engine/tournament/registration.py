@@ -266,6 +266,13 @@ def _commissioned(price: int, fee: int | None, percent: int) -> Price:
     return Price(to_pool=price - commission, to_house=commission)
 
 
+def _purchase_fee(config: TournamentConfig, fee: int | None) -> int | None:
+    """A rebuy's or add-on's own fee; unset, it is 0 when the tournament has a fee, else commission."""
+    if fee is not None:
+        return fee
+    return 0 if config.fee is not None else None
+
+
 def entry_price(config: TournamentConfig) -> Price:
     """A first entry: buy-in to the pool and fee to the house, or 9 % commission out of the buy-in."""
     return _commissioned(config.buy_in, config.fee, ENTRY_COMMISSION_PERCENT)
@@ -279,17 +286,25 @@ def re_entry_price(config: TournamentConfig) -> Price:
 
 
 def rebuy_price(config: TournamentConfig) -> Price:
-    """A rebuy: cost to the pool and its fee to the house, or 4 % commission out of the cost."""
+    """A rebuy: cost to the pool and its fee to the house.
+
+    With no fee anywhere (neither the tournament nor the rebuy), 4 % commission out of the cost;
+    a tournament with a fee and a rebuy without one puts the whole rebuy in the pool.
+    """
     if config.rebuys is None:
         raise NotOffered(f"tournament {config.id} has no rebuys")
-    return _commissioned(config.rebuys.cost, config.rebuys.fee, REBUY_COMMISSION_PERCENT)
+    return _commissioned(
+        config.rebuys.cost, _purchase_fee(config, config.rebuys.fee), REBUY_COMMISSION_PERCENT
+    )
 
 
 def add_on_price(config: TournamentConfig) -> Price:
     """An add-on is priced like a rebuy (4 % commission with no fee)."""
     if config.add_on is None:
         raise NotOffered(f"tournament {config.id} has no add-on")
-    return _commissioned(config.add_on.cost, config.add_on.fee, REBUY_COMMISSION_PERCENT)
+    return _commissioned(
+        config.add_on.cost, _purchase_fee(config, config.add_on.fee), REBUY_COMMISSION_PERCENT
+    )
 
 
 # --- the machine ------------------------------------------------------------------------------
