@@ -1,0 +1,270 @@
+"""The ledger against a real PostgreSQL: concurrency, idempotency, funds, and the database's own
+guards (raw SQL that breaks an invariant is refused by the database, not by our Python)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import uuid
+from collections.abc import AsyncIterator
+
+import asyncpg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.tournament.transfers import (
+    CASHIER,
+    HOUSE,
+    Reason,
+    Transfer,
+    net_by_account,
+    player_account,
+    pool_account,
+)
+from server.store.connection import Store, open_store
+from server.store.databases import create_database, drop_database
+from server.store.errors import DuplicateKey, IdempotencyConflict, InsufficientFunds, UnknownAccount
+from server.store.ledger import can_post, first_shortfall
+
+
+@pytest.fixture
+async def store(postgres_server_url: str) -> AsyncIterator[Store]:
+    """A store on a database of its own, so whole-ledger checks see only this test's rows."""
+    url = await create_database(postgres_server_url, "feltd_test_ledger")
+    try:
+        async with open_store(url, max_size=25) as opened:
+            yield opened
+    finally:
+        await drop_database(postgres_server_url, url)
+
+
+def deposit(player: str, cents: int, key: str | None = None) -> Transfer:
+    return Transfer(CASHIER, player_account(player), cents, key or f"deposit:{player}:{uuid.uuid4().hex}",
+                    Reason.DEPOSIT)
+
+
+def buy_in(tid: str, player: str, n: int, to_pool: int, fee: int) -> list[Transfer]:
+    return [Transfer(player_account(player), pool_account(tid), to_pool, f"{tid}:{player}:buy-in:{n}:pool",
+                     Reason.BUY_IN),
+            Transfer(player_account(player), HOUSE, fee, f"{tid}:{player}:buy-in:{n}:fee", Reason.FEE)]
+
+
+def generated_tournament(rng: random.Random, tid: str, players: int) -> list[list[Transfer]]:
+    """A tournament's money as batches: deposits, buy-ins + fees, rebuys, an overlay from the house,
+    and prizes that empty the pool; every amount an integer number of cents."""
+    names = [f"{tid}-p{i}" for i in range(players)]
+    batches: list[list[Transfer]] = [[deposit(p, 50_000, f"{tid}:deposit:{p}") for p in names]]
+    pool = 0
+    for p in names:
+        batches.append(buy_in(tid, p, 1, 1_000, 90))
+        pool += 1_000
+    for p in rng.sample(names, players // 3):
+        batches.append([Transfer(player_account(p), pool_account(tid), 1_000, f"{tid}:{p}:rebuy:1:pool",
+                                 Reason.REBUY)])
+        pool += 1_000
+    guarantee = pool + 2_500
+    batches.append([Transfer(HOUSE, pool_account(tid), guarantee - pool, f"{tid}:overlay", Reason.OVERLAY)])
+    paid = names[: max(2, players // 5)]
+    weights = [rng.randint(1, 10) for _ in paid]
+    prizes = [guarantee * w // sum(weights) for w in weights]
+    prizes[0] += guarantee - sum(prizes)
+    batches.append([Transfer(pool_account(tid), player_account(p), prize, f"{tid}:prize:{p}:{place}",
+                             Reason.PRIZE)
+                    for place, (p, prize) in enumerate(zip(paid, prizes, strict=True), start=1) if prize])
+    return batches
+
+
+async def test_reg_1_fifty_concurrent_buy_ins_exactly_ten_succeed(store: Store) -> None:
+    """50 buy-in + fee batches race on one account that can afford exactly 10."""
+    tid = f"race{uuid.uuid4().hex[:6]}"
+    await store.ledger.post([deposit("racer", 10 * (1_000 + 90))])
+
+    async def attempt(n: int) -> bool:
+        try:
+            await store.ledger.post(buy_in(tid, "racer", n, 1_000, 90))
+        except InsufficientFunds:
+            return False
+        return True
+
+    outcomes = await asyncio.gather(*(attempt(n) for n in range(50)))
+    assert outcomes.count(True) == 10, f"expected 10 successes, got {outcomes.count(True)}"
+    assert outcomes.count(False) == 40, f"expected 40 InsufficientFunds, got {outcomes.count(False)}"
+    balances = await store.ledger.balances([player_account("racer"), pool_account(tid), HOUSE])
+    assert balances == {player_account("racer"): 0, pool_account(tid): 10_000, HOUSE: 900}, balances
+    report = await store.ledger.check()
+    assert report.ok, report.problems
+
+
+async def test_replaying_a_whole_tournament_twice_moves_money_once(store: Store) -> None:
+    """Every transfer of a (generated) tournament posted twice leaves balances as after one pass."""
+    rng = random.Random(5)
+    batches = generated_tournament(rng, "replay", 30)
+    for batch in batches:
+        await store.ledger.post(batch)
+    once = await store.ledger.balances()
+    expected = net_by_account(t for batch in batches for t in batch)
+    assert once == expected, f"balances after one pass: expected the transfers' net {expected}, got {once}"
+    first_ids = {}
+    for batch in batches:
+        result = await store.ledger.post(batch)
+        assert all(t.replayed for t in result.transactions), "a second pass moved money"
+        first_ids.update({t.idempotency_key: t.transaction_id for t in result.transactions})
+    # And once more in a single shuffled batch: still nothing moves.
+    everything = [t for batch in batches for t in batch]
+    rng.shuffle(everything)
+    again = await store.ledger.post(everything)
+    assert {t.idempotency_key: t.transaction_id for t in again.transactions} == first_ids
+    assert await store.ledger.balances() == once, "replays changed a balance"
+    report = await store.ledger.check()
+    assert report.ok and report.transactions == len(everything), report
+
+
+async def test_partly_replayed_batch_posts_only_the_new_transfers(store: Store) -> None:
+    first = [deposit("half", 500, "half:d1")]
+    await store.ledger.post(first)
+    result = await store.ledger.post([*first, deposit("half", 700, "half:d2")])
+    assert [t.replayed for t in result.transactions] == [True, False], result
+    assert await store.ledger.balance(player_account("half")) == 1_200
+
+
+async def test_key_reused_for_another_movement_is_refused_and_nothing_posts(store: Store) -> None:
+    await store.ledger.post([deposit("conflict", 500, "conflict:d1")])
+    with pytest.raises(IdempotencyConflict, match="conflict:d1"):
+        await store.ledger.post([deposit("conflict", 1, "conflict:fresh"),
+                                 deposit("conflict", 600, "conflict:d1")])
+    assert await store.ledger.balance(player_account("conflict")) == 500, "a refused batch moved money"
+
+
+async def test_insufficient_funds_in_a_batch_has_no_partial_effect(store: Store) -> None:
+    await store.ledger.post([deposit("short", 1_000)])
+    batch = [Transfer(player_account("short"), pool_account("t"), 600, "short:1", Reason.BUY_IN),
+             Transfer(player_account("short"), HOUSE, 600, "short:2", Reason.FEE)]
+    with pytest.raises(InsufficientFunds) as raised:
+        await store.ledger.post(batch)
+    got = (raised.value.account, raised.value.balance, raised.value.amount)
+    assert got == (player_account("short"), 400, 600), got
+    assert await store.ledger.balances([player_account("short"), pool_account("t")]) == {
+        player_account("short"): 1_000, pool_account("t"): 0}, "the first transfer of a refused batch posted"
+    # The refused keys are free: a smaller retry with the same keys goes through.
+    await store.ledger.post([batch[0]])
+
+
+async def test_transfers_apply_in_order_within_a_batch(store: Store) -> None:
+    """A pool can pay out what the same batch paid in, but not before it was paid in."""
+    pay_in = Transfer(CASHIER, pool_account("order"), 100, "order:in", Reason.OVERLAY)
+    pay_out = Transfer(pool_account("order"), player_account("o"), 100, "order:out", Reason.PRIZE)
+    with pytest.raises(InsufficientFunds):
+        await store.ledger.post([pay_out, pay_in])
+    await store.ledger.post([pay_in, pay_out])
+    assert await store.ledger.balance(player_account("o")) == 100
+
+
+async def test_house_and_cashier_may_go_negative(store: Store) -> None:
+    await store.ledger.post([Transfer(HOUSE, pool_account("g"), 2_500, "g:overlay", Reason.OVERLAY),
+                             Transfer(CASHIER, player_account("g"), 10, "g:d", Reason.DEPOSIT)])
+    assert await store.ledger.balances([HOUSE, CASHIER]) == {HOUSE: -2_500, CASHIER: -10}
+
+
+def test_bad_batches_are_refused_before_the_database() -> None:
+    twice = deposit("dup", 1, "same-key")
+    assert not can_post([twice, twice])
+    with pytest.raises(DuplicateKey):
+        from server.store.ledger import verify_post
+        verify_post([twice, twice])
+    with pytest.raises(UnknownAccount, match="bank:1"):
+        from server.store.ledger import verify_post
+        verify_post([Transfer("bank:1", HOUSE, 1, "k", Reason.FEE)])
+    assert first_shortfall([Transfer(player_account("x"), HOUSE, 5, "k", Reason.FEE)], {}) is not None
+
+
+async def _raw(store: Store, sql: str, *args: object) -> None:
+    async with store.pool.acquire() as conn, conn.transaction():
+        await conn.execute(sql, *args)
+
+
+async def test_database_refuses_a_transaction_that_does_not_sum_to_zero(store: Store) -> None:
+    await store.ledger.post([deposit("raw", 1_000)])
+    sql = """WITH t AS (INSERT INTO ledger_transactions (idempotency_key, reason)
+                        VALUES ('raw:unbalanced', 'deposit') RETURNING id)
+             INSERT INTO ledger_entries (transaction_id, account, amount)
+             SELECT id, 'cashier', -100 FROM t UNION ALL SELECT id, 'player:raw', 99 FROM t"""
+    with pytest.raises(asyncpg.exceptions.CheckViolationError, match="unbalanced"):
+        await _raw(store, sql)
+    # A lone transaction without entries is unbalanced too.
+    with pytest.raises(asyncpg.exceptions.CheckViolationError, match="unbalanced"):
+        await _raw(store, "INSERT INTO ledger_transactions (idempotency_key, reason) "
+                          "VALUES ('raw:empty', 'fee')")
+    # So is an extra entry slipped into an old, balanced transaction.
+    with pytest.raises(asyncpg.exceptions.CheckViolationError, match="unbalanced"):
+        await _raw(store, "INSERT INTO ledger_entries (transaction_id, account, amount) "
+                          "VALUES (1, 'cashier', 5)")
+    assert (await store.ledger.check()).ok
+    assert await store.ledger.balance(player_account("raw")) == 1_000
+
+
+async def test_database_refuses_a_negative_player_balance(store: Store) -> None:
+    await store.ledger.post([deposit("neg", 100)])
+    sql = """WITH t AS (INSERT INTO ledger_transactions (idempotency_key, reason)
+                        VALUES ('raw:overdraw', 'buy-in') RETURNING id)
+             INSERT INTO ledger_entries (transaction_id, account, amount)
+             SELECT id, 'player:neg', -101 FROM t UNION ALL SELECT id, 'pool:neg', 101 FROM t"""
+    await _raw(store, "INSERT INTO accounts (name, kind) VALUES ('pool:neg', 'pool')")
+    with pytest.raises(asyncpg.exceptions.CheckViolationError, match="accounts_balance_not_negative"):
+        await _raw(store, sql)
+    assert await store.ledger.balance(player_account("neg")) == 100
+
+
+async def test_database_keeps_balances_equal_to_entries_and_the_ledger_append_only(store: Store) -> None:
+    await store.ledger.post([deposit("guard", 100)])
+    refused = asyncpg.exceptions.IntegrityConstraintViolationError
+    with pytest.raises(refused, match="only through ledger entries"):
+        await _raw(store, "UPDATE accounts SET balance = balance + 1 WHERE name = 'player:guard'")
+    with pytest.raises(asyncpg.exceptions.IntegrityConstraintViolationError, match="append-only"):
+        await _raw(store, "UPDATE ledger_entries SET amount = amount + 1")
+    with pytest.raises(asyncpg.exceptions.IntegrityConstraintViolationError, match="append-only"):
+        await _raw(store, "DELETE FROM ledger_transactions")
+    assert (await store.ledger.check()).ok
+
+
+ACCOUNTS = [player_account("a"), player_account("b"), pool_account("t"), HOUSE]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.lists(st.tuples(st.sampled_from(ACCOUNTS), st.sampled_from(ACCOUNTS),
+                                   st.integers(1, 400)), min_size=1, max_size=4), min_size=1, max_size=8))
+def test_random_batches_match_a_model_and_keep_the_ledger_sound(
+    postgres_server_url: str, batches: list[list[tuple[str, str, int]]]
+) -> None:
+    """Whatever batches arrive, each posts whole or not at all, and balances match a plain model."""
+
+    async def scenario() -> None:
+        url = await create_database(postgres_server_url, "feltd_test_ledger_h")
+        try:
+            async with open_store(url, max_size=2) as store:
+                model = {name: 0 for name in ACCOUNTS}
+                await store.ledger.post([deposit("a", 500, "seed:a")])
+                model[player_account("a")] = 500
+                model[CASHIER] = -500
+                for b, batch in enumerate(batches):
+                    transfers = [Transfer(s, t, amount, f"h:{b}:{i}", Reason.DEAL)
+                                 for i, (s, t, amount) in enumerate(batch) if s != t]
+                    if not transfers:
+                        continue
+                    expected_failure = first_shortfall(transfers, model)
+                    try:
+                        await store.ledger.post(transfers)
+                    except InsufficientFunds:
+                        assert expected_failure is not None, f"batch {b} refused, the model accepts it"
+                        continue
+                    assert expected_failure is None, f"batch {b} posted, the model refuses it"
+                    for name, delta in net_by_account(transfers).items():
+                        model[name] = model.get(name, 0) + delta
+                got = await store.ledger.balances(model)
+                assert got == model, f"expected {model}, got {got}"
+                report = await store.ledger.check()
+                assert report.ok, report.problems
+        finally:
+            await drop_database(postgres_server_url, url)
+
+    asyncio.run(scenario())
