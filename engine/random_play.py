@@ -1,0 +1,79 @@
+"""A seeded random legal policy: the player every simulation and benchmark uses.
+
+It only ever picks an action the hand says is legal, and it is aggressive on purpose: raises and
+all-ins are common, so side pots, short all-ins and showdowns happen often enough for the
+simulators to exercise them. Same hand, same ``rng`` state, same choice: simulations replay.
+
+It sits in hot loops (``feltd simulate``, ``feltd bench engine``), so it asks the hand for its
+legal actions once per decision and draws at most two random numbers.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from enum import StrEnum
+
+from engine.events import ActionTaken
+from engine.hand import Hand
+
+__all__ = ["Choice", "ChoiceKind", "choose_action", "play_random_hand"]
+
+
+class ChoiceKind(StrEnum):
+    FOLD = "fold"
+    CHECK_OR_CALL = "check_or_call"
+    BET_OR_RAISE = "bet_or_raise"
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """A decision for the player to act: ``amount`` is the raise-to total for a bet or raise."""
+
+    seat: int
+    kind: ChoiceKind
+    amount: int | None = None
+
+    def apply(self, hand: Hand) -> ActionTaken:
+        """Play this choice on ``hand`` (as the seat it was chosen for)."""
+        if self.kind is ChoiceKind.FOLD:
+            return hand.fold(seat=self.seat)
+        if self.kind is ChoiceKind.CHECK_OR_CALL:
+            return hand.check_or_call(seat=self.seat)
+        assert self.amount is not None
+        return hand.bet_or_raise_to(self.amount, seat=self.seat)
+
+
+def _raise_to(low: int, high: int, rng: random.Random) -> int:
+    draw = rng.random()
+    if draw < 0.35 or low >= high:
+        return high  # all-in (or the only size, e.g. fixed limit)
+    if draw < 0.65:
+        return low
+    return rng.randint(low, high)
+
+
+def choose_action(hand: Hand, rng: random.Random) -> Choice:
+    """A random legal action for ``hand.actor``; raises ``HandOver`` when nobody can act."""
+    legal = hand.legal_actions()
+    roll = rng.random()
+    low, high = legal.min_raise_to, legal.max_raise_to
+    if legal.can_check:
+        # never fold for free: a random fold with nothing to call only shortens showdowns
+        if low is not None and high is not None and roll < 0.4:
+            return Choice(legal.seat, ChoiceKind.BET_OR_RAISE, _raise_to(low, high, rng))
+        return Choice(legal.seat, ChoiceKind.CHECK_OR_CALL)
+    if roll < 0.25:
+        return Choice(legal.seat, ChoiceKind.FOLD)
+    if low is not None and high is not None and roll < 0.5:
+        return Choice(legal.seat, ChoiceKind.BET_OR_RAISE, _raise_to(low, high, rng))
+    return Choice(legal.seat, ChoiceKind.CHECK_OR_CALL)
+
+
+def play_random_hand(hand: Hand, rng: random.Random) -> int:
+    """Play ``hand`` to the end with random legal actions; returns how many actions were taken."""
+    count = 0
+    while not hand.is_over:
+        choose_action(hand, rng).apply(hand)
+        count += 1
+    return count
