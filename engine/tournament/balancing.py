@@ -265,13 +265,22 @@ def _break_tables(
         leaving = [chosen.seats[seat] for seat in sorted(chosen.seats)]
         rng.shuffle(leaving)
         seat_of = {player: seat for seat, player in chosen.seats.items()}
+        # tables with free seats by head count: each player joins one of the emptiest (S)
+        buckets: dict[int, list[_Work]] = {}
+        for work in target_tables:
+            if len(work.seats) < work.size:
+                buckets.setdefault(len(work.seats), []).append(work)
+        fewest = min(buckets, default=0)
         for player in leaving:
-            fewest = min(len(w.seats) for w in target_tables if len(w.seats) < w.size)
-            candidates = [w for w in target_tables if len(w.seats) == fewest]
-            target = candidates[0] if len(candidates) == 1 else rng.choice(candidates)
+            while not buckets.get(fewest):
+                fewest += 1
+            candidates = buckets[fewest]
+            target = candidates.pop(0 if len(candidates) == 1 else rng.randrange(len(candidates)))
             draft.move(
                 player, chosen, seat_of[player], target, rng.choice(target.empty_seats()), MoveReason.BREAK
             )
+            if len(target.seats) < target.size:
+                buckets.setdefault(len(target.seats), []).append(target)
         draft.breaks.append(TableBreak(chosen.table_id, tuple(sorted(leaving))))
         del draft.tables[chosen.table_id]
         last_elimination = None  # a second break in one plan uses the fallback

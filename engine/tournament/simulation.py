@@ -1,0 +1,591 @@
+"""A whole tournament played in-process on the pure engine and core, for tests and benchmarks.
+
+``run_tournament(config, players, seed)`` registers ``players`` bots through the registration
+machine (REG-1), seats them (SEAT-1, SEAT-2), and plays hands with an aggressive random policy
+on ``engine.table.Table`` / ``engine.hand.Hand`` until the end (END-1). Between hands it carries
+out the break/balance planner's moves (BRK-1, BRK-2, BAL-1, MOVE-1), runs hand-for-hand rounds
+on the bubble (HFH-1), ranks eliminations (ELIM-1, ELIM-2), sells rebuys and add-ons when the
+config offers them (REG-5), and pays the prizes (``payouts.prizes_for_finishes``). It returns a
+``SimulationResult`` with every money ``Transfer`` in order, so a store can replay the ledger.
+
+Time is a logical clock (seconds since the start): the tables play in lockstep rounds; a hand
+lasts ``HAND_BASE_SECONDS`` plus ``SECONDS_PER_ACTION`` per action; a round advances the clock by
+the mean hand length of its tables (they play in parallel), or by the longest hand during
+hand-for-hand, when every table waits for the slowest. Outside hand-for-hand each table's
+eliminations are their own hand's (ranked alone, in the order the hands finished); in a
+hand-for-hand round they are one simultaneous batch. While hand-for-hand lasts, the level clock
+stands still and loses the HFH-1 deduction per hand instead.
+
+Invariants checked after every hand (an ``InvariantBroken`` error names the first that fails):
+the hand conserved its table's chips (the table checks it), the chips in play equal the chips
+issued by entries, rebuys and add-ons; after every round no table is over its size, nobody is
+seated twice and the players seated are exactly the players left; every transfer keeps the
+player, pool and ticket accounts non-negative, and at the end the pool is empty.
+
+Everything random comes from one ``random.Random(seed)``: the same config, players and seed give
+the same tournament, hand for hand.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from engine.betting import AnteKind
+from engine.hand import Hand
+from engine.table import ButtonRule as TableButtonRule
+from engine.table import FirstButton as TableFirstButton
+from engine.table import JoinRule, SeatedPlayer, Table, TableSettings
+from engine.tournament.balancing import MoveReason, TableState, plan_tables
+from engine.tournament.config import FirstButton, Level, TournamentConfig
+from engine.tournament.handforhand import HandForHand, hand_for_hand_due
+from engine.tournament.levels import LevelClock, hand_for_hand_deduction_seconds
+from engine.tournament.payouts import (
+    PayoutStructure,
+    effective_guarantee,
+    overlay_transfer,
+    prizes_for_finishes,
+    structure_for,
+)
+from engine.tournament.registration import Registration
+from engine.tournament.seating import seat_players
+from engine.tournament.standings import Bust, Finish, Standings, tournament_over
+from engine.tournament.transfers import (
+    CASHIER,
+    Reason,
+    Transfer,
+    may_go_negative,
+    player_account,
+    pool_account,
+)
+
+HAND_BASE_SECONDS = 12
+SECONDS_PER_ACTION = 3
+# the chance a bot facing a decision moves all in; high enough that 10,000 bots finish quickly
+SHOVE_PROBABILITY = 0.03
+REBUY_PROBABILITY = 0.6
+ADD_ON_PROBABILITY = 0.7
+# every bot's bankroll: enough for the entry and a few rebuys and add-ons
+BANKROLL_BUY_INS = 12
+
+
+class SimulationError(ValueError):
+    """The simulation cannot run as asked (too few players, a field larger than the config allows)."""
+
+
+class InvariantBroken(SimulationError):
+    """A tournament invariant failed; the message says which, where and by how much."""
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """A progress report: where the tournament stands after ``hands`` hands."""
+
+    players_left: int
+    tables: int
+    level: int  # 1-based
+    hands: int
+    clock_seconds: int
+    hand_for_hand: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationResult:
+    """Everything a simulated tournament did, for tests, the CLI and a ledger replay."""
+
+    tournament_id: str
+    seed: int
+    entries: int
+    hands: int
+    actions: int
+    moves: int
+    balance_moves: int
+    tables_broken: int
+    redraws: int
+    hand_for_hand_hands: int
+    rebuys: int
+    add_ons: int
+    chips_issued: int
+    clock_seconds: int
+    level_reached: int  # 1-based
+    prize_pool: int  # cents, overlay included
+    finishes: tuple[Finish, ...]
+    transfers: tuple[Transfer, ...]
+    structure: PayoutStructure
+
+    def prize_of(self) -> dict[str, int]:
+        """Cents each player won (prizes and seat tickets)."""
+        won: dict[str, int] = defaultdict(int)
+        for transfer in self.transfers:
+            if transfer.reason in (Reason.PRIZE, Reason.TICKET):
+                won[transfer.target.split(":")[-1]] += transfer.amount
+        return dict(won)
+
+
+Policy = Callable[[Hand, random.Random], int]
+
+
+def aggressive_random_policy(hand: Hand, rng: random.Random) -> int:
+    """Play ``hand`` to its end with random legal actions, all-ins common; returns the actions.
+
+    Facing a decision a bot moves all in with ``SHOVE_PROBABILITY``, checks when it can, and
+    otherwise folds or calls about evenly: many all-ins and side pots, and a field that shrinks
+    fast enough for a 10,000-player tournament to finish in seconds.
+    """
+    actions = 0
+    random_draw = rng.random
+    while not hand.is_over:
+        legal = hand.legal_actions()
+        draw = random_draw()
+        if draw < SHOVE_PROBABILITY and legal.max_raise_to is not None:
+            hand.bet_or_raise_to(legal.max_raise_to)
+        elif legal.can_check or draw > 0.55:
+            hand.check_or_call()
+        else:
+            hand.fold()
+        actions += 1
+    return actions
+
+
+class _Ledger:
+    """The transfers in order and each account's balance, checked as they are planned."""
+
+    def __init__(self) -> None:
+        self.transfers: list[Transfer] = []
+        self.balances: dict[str, int] = defaultdict(int)
+
+    def apply(self, transfers: tuple[Transfer, ...] | list[Transfer]) -> None:
+        for transfer in transfers:
+            self.balances[transfer.source] -= transfer.amount
+            self.balances[transfer.target] += transfer.amount
+            if self.balances[transfer.source] < 0 and not may_go_negative(transfer.source):
+                raise InvariantBroken(
+                    f"transfer {transfer.idempotency_key} leaves {transfer.source} at "
+                    f"{self.balances[transfer.source]} cents; it may not go negative"
+                )
+            self.transfers.append(transfer)
+
+
+def _table_settings(config: TournamentConfig) -> TableSettings:
+    return TableSettings(
+        size=config.table_size,
+        button_rule=TableButtonRule(config.button_rule.value),
+        first_button=TableFirstButton(config.first_button.value),
+        join_rule=JoinRule(config.late_entry_position.value),
+        limit=config.limit,
+    )
+
+
+def _seat_after_button(seat: int, button: int, size: int) -> int:
+    return (seat - button - 1) % size + 1
+
+
+class _Tournament:
+    """The mutable state of one simulated tournament (private: ``run_tournament`` drives it)."""
+
+    def __init__(self, config: TournamentConfig, players: int, seed: int, policy: Policy) -> None:
+        if players < 2:
+            raise SimulationError(f"a tournament needs at least 2 players, got {players}")
+        if players > config.max_players:
+            raise SimulationError(f"{config.id} takes at most {config.max_players} players, got {players}")
+        self.config = config
+        self.rng = random.Random(seed)
+        self.seed = seed
+        self.policy = policy
+        self.ledger = _Ledger()
+        self.registration = Registration(config, start_at=0)
+        self.names = [f"p{index:05d}" for index in range(1, players + 1)]
+        self.hands = self.actions = self.moves = self.balance_moves = 0
+        self.tables_broken = self.redraws = self.hfh_hands = self.rebuys = self.add_ons = 0
+        self.now = 0
+        self.paused = self.deducted = 0
+        self.chips_issued = 0
+        self.purchases = 0  # rebuys and add-ons sold: the pool changes only with them
+        self.moved_times: dict[str, int] = defaultdict(int)
+        self.tables: dict[int, Table] = {}
+        self.add_on_done = False
+        self.barrier: HandForHand | None = None
+        rebuys = config.rebuys
+        add_on_at = rebuys.period_minutes * 60 if rebuys is not None and config.add_on is not None else None
+        self.clock = LevelClock(config.levels, config.breaks, add_on_break_at=add_on_at)
+        self.deduction = hand_for_hand_deduction_seconds(
+            config.regular_level_minutes, config.hand_for_hand.deduction_minutes
+        )
+        self.level_index = 0
+        self._structure: tuple[int, PayoutStructure] | None = None
+
+    # -- money ----------------------------------------------------------------------------------
+
+    def register_everyone(self) -> None:
+        bankroll = (self.config.buy_in + (self.config.fee or 0)) * BANKROLL_BUY_INS
+        for name in self.names:
+            self.ledger.apply(
+                [
+                    Transfer(
+                        CASHIER,
+                        player_account(name),
+                        bankroll,
+                        f"{self.config.id}:deposit:{name}",
+                        Reason.DEPOSIT,
+                    )
+                ]
+            )
+            outcome = self.registration.register(name, 0, self.ledger.balances[player_account(name)])
+            self.ledger.apply(outcome.transfers)
+        self.ledger.apply(self.registration.start(0).transfers)
+        self.standings = Standings(self.registration.active)
+
+    def structure(self) -> PayoutStructure:
+        """The payout structure for the money in the pool now (final once purchases close).
+
+        Recomputed only after a purchase: summing the payments is linear in the field."""
+        if self._structure is None or self._structure[0] != self.purchases:
+            pool = max(self.registration.pool_contributions, effective_guarantee(self.config))
+            self._structure = (self.purchases, structure_for(self.config, pool, self.registration.entries))
+        return self._structure[1]
+
+    def purchases_closed(self) -> bool:
+        return self.registration.rebuy_period_over(self.now) and (
+            self.config.add_on is None or self.add_on_done
+        )
+
+    # -- seating --------------------------------------------------------------------------------
+
+    def seat_everyone(self) -> None:
+        seating = seat_players(self.registration.active, self.config.table_size, self.rng)
+        settings = _table_settings(self.config)
+        for table_id, seats in seating.tables.items():
+            table = Table(settings, table_id=str(table_id))
+            for seat, player in seats.items():
+                table.seat_player(seat, player, self.config.starting_stack)
+                self.chips_issued += self.config.starting_stack
+            self._first_button(table)
+            self.tables[table_id] = table
+
+    def _first_button(self, table: Table) -> None:
+        if len(table.players) < 2:
+            return
+        if self.config.first_button is FirstButton.DRAW:
+            table.draw_button(self.rng)  # SEAT-2, also the final table's redraw (BRK-2)
+        else:
+            table.set_first_button(1)
+
+    # -- one round of hands ---------------------------------------------------------------------
+
+    def play_round(self) -> None:
+        """Every table that can deal plays one hand; then the planner runs if anyone busted.
+
+        Outside hand-for-hand the tables' hands finish in a random order and each one's busts are
+        ranked alone. When that makes hand-for-hand due (or ends the tournament), the tables that
+        had not finished yet wait: they deal again in the first synchronized round.
+        """
+        self.offer_add_ons()
+        if not self.clock.can_start_hand(self.now):
+            self.now = self.clock.resume_at(self.now)
+        playing = [tid for tid in sorted(self.tables) if len(self.tables[tid].players) >= 2]
+        if not playing:
+            raise InvariantBroken(f"no table can deal a hand with {self.standings.players_left} players left")
+        players_left = self.standings.players_left
+        on_bubble = players_left == self.structure().places_paid + 1
+        if self.hand_for_hand_due(len(playing)):
+            if self.barrier is None:
+                self.barrier = HandForHand(playing, self.deduction)
+            else:
+                self.barrier.set_tables(playing)
+        else:
+            self.barrier = None
+            self.rng.shuffle(playing)
+        level = self.clock.start_hand(self.now, paused_seconds=self.paused, deducted_seconds=self.deducted)
+        self.level_index = max(self.level_index, level.index)
+        durations = []
+        last_table: int | None = None
+        closed = None
+        for table_id in playing:
+            if self.barrier is not None:
+                self.barrier.deal(table_id)
+            duration, busts = self.play_hand(table_id, level.level)
+            durations.append(duration)
+            if self.barrier is not None:
+                closed = self.barrier.finish(table_id, busts)
+            elif busts:
+                self.eliminate(busts, False)
+                last_table = table_id
+                if self.over() or self.hand_for_hand_due(len(playing)):
+                    break
+        if self.barrier is not None:
+            assert closed is not None, "every table of a hand-for-hand round has finished"
+            self.hfh_hands += 1
+            advance = max(durations)
+            self.paused += advance  # the level clock stands still and loses the deduction instead
+            self.deducted += closed.deduction_seconds
+            if closed.busts:
+                share = self.config.hand_for_hand.bubble_ties_share and on_bubble
+                self.eliminate(list(closed.busts), share)
+                last_table = closed.busts[-1].table_id
+        else:
+            advance = sum(durations) // len(durations)
+        self.now += advance
+        self.check_chips()
+        if last_table is not None and not self.over():
+            self.rebalance(last_table)
+            self.check_seats()
+
+    def hand_for_hand_due(self, tables: int) -> bool:
+        places = self.structure().places_paid
+        return hand_for_hand_due(self.config.hand_for_hand, self.standings.players_left, places, tables)
+
+    def play_hand(self, table_id: int, level: Level) -> tuple[int, list[Bust]]:
+        """Play one hand at ``table_id``; returns its length in seconds and who busted (ELIM-1)."""
+        table = self.tables[table_id]
+        self.hands += 1
+        setup = table.start_hand(
+            f"{self.config.id}-{self.hands}", level.small_blind, level.big_blind, level.ante, level.ante_kind
+        )
+        hand = Hand(setup, rng=self.rng)
+        actions = self.policy(hand, self.rng)
+        self.actions += actions
+        result = table.finish_hand(hand.finishing_stacks())  # refuses a hand that lost or made chips
+        busts = []
+        if result.busted:
+            start = {seat_setup.seat: seat_setup.stack for seat_setup in setup.seats}
+            for gone in result.busted:
+                if not self.try_rebuy(table, gone):
+                    after_button = _seat_after_button(gone.seat, setup.button, table.size)
+                    busts.append(Bust(gone.player, start[gone.seat], table_id, after_button))
+        return HAND_BASE_SECONDS + SECONDS_PER_ACTION * actions, busts
+
+    def try_rebuy(self, table: Table, gone: SeatedPlayer) -> bool:
+        """A busted bot rebuys (REG-5) when the registration allows it and it wants to."""
+        rebuys = self.config.rebuys
+        if rebuys is None:
+            return False
+        balance = self.ledger.balances[player_account(gone.player)]
+        if not self.registration.can_rebuy(gone.player, self.now, balance, 0):
+            return False
+        if self.rng.random() >= REBUY_PROBABILITY:
+            return False
+        self.ledger.apply(self.registration.rebuy(gone.player, self.now, balance, 0).transfers)
+        table.seat_player(gone.seat, gone.player, rebuys.chips)
+        self.chips_issued += rebuys.chips
+        self.rebuys += 1
+        self.purchases += 1
+        return True
+
+    def offer_add_ons(self) -> None:
+        """In the add-on window (the add-on break) every bot still in may buy the add-on (REG-5)."""
+        add_on = self.config.add_on
+        if add_on is None or self.add_on_done:
+            return
+        window = self.registration.add_on_window()
+        if window is None or self.now < window[0]:
+            return
+        self.add_on_done = True
+        if self.now >= window[1]:
+            return
+        for table in self.tables.values():
+            for seated in table.players:
+                balance = self.ledger.balances[player_account(seated.player)]
+                if self.rng.random() < ADD_ON_PROBABILITY and self.registration.can_add_on(
+                    seated.player, self.now, balance
+                ):
+                    self.ledger.apply(self.registration.add_on(seated.player, self.now, balance).transfers)
+                    table.add_chips(seated.seat, add_on.chips)
+                    self.chips_issued += add_on.chips
+                    self.add_ons += 1
+                    self.purchases += 1
+
+    def eliminate(self, busts: list[Bust], share: bool) -> None:
+        self.standings.eliminate(busts, all_share=share)
+        for bust in busts:
+            self.registration.eliminate(bust.player, self.now)
+
+    def over(self) -> bool:
+        players_left = self.standings.players_left
+        if players_left <= 1:
+            return True
+        return self.purchases_closed() and tournament_over(players_left, self.structure().prizes)
+
+    # -- between hands --------------------------------------------------------------------------
+
+    def rebalance(self, last_table: int) -> None:
+        states = []
+        for table_id, table in self.tables.items():
+            positions = table.last_positions
+            states.append(
+                TableState(
+                    table_id,
+                    table.size,
+                    {seated.seat: seated.player for seated in table.players},
+                    big_blind_seat=positions.big_blind if positions is not None else None,
+                    button=positions.button if positions is not None else None,
+                )
+            )
+        plan = plan_tables(
+            states,
+            self.config.balancing,
+            self.rng,
+            moves_so_far=self.moved_times,
+            last_elimination_table=last_table,
+        )
+        if plan.empty:
+            return
+        # take every mover out first, then seat them: a redraw's moves are a permutation
+        lifted = {move.player: self.tables[move.from_table].unseat(move.from_seat) for move in plan.moves}
+        for move in plan.moves:
+            seated = lifted[move.player]
+            self.tables[move.to_table].seat_player(move.to_seat, move.player, seated.stack, seated.absent)
+            self.moved_times[move.player] += 1
+            self.moves += 1
+            if move.reason is MoveReason.BALANCE:
+                self.balance_moves += 1
+        for table_break in plan.breaks:
+            table = self.tables.pop(table_break.table_id)
+            if table.players:
+                raise InvariantBroken(f"table {table_break.table_id} was broken with players still seated")
+            self.tables_broken += 1
+        for table_id in plan.redraw_tables:
+            self._first_button(self.tables[table_id])
+        if plan.redraw_tables:
+            self.redraws += 1
+
+    # -- invariants -----------------------------------------------------------------------------
+
+    def check_chips(self) -> None:
+        in_play = sum(table.chips for table in self.tables.values())
+        if in_play != self.chips_issued:
+            raise InvariantBroken(
+                f"after hand {self.hands}: {in_play} chips in play, expected {self.chips_issued} issued"
+            )
+
+    def check_seats(self) -> None:
+        seated = [seated.player for table in self.tables.values() for seated in table.players]
+        if len(seated) != len(set(seated)):
+            raise InvariantBroken(f"after hand {self.hands}: a player is seated twice")
+        if set(seated) != self.standings.playing:
+            raise InvariantBroken(
+                f"after hand {self.hands}: {len(seated)} players seated, {self.standings.players_left} left"
+            )
+        for table_id, table in self.tables.items():
+            if len(table.players) > table.size:
+                raise InvariantBroken(
+                    f"table {table_id} holds {len(table.players)} players in {table.size} seats"
+                )
+
+    # -- the end --------------------------------------------------------------------------------
+
+    def finish(self) -> tuple[PayoutStructure, int]:
+        stacks: dict[str, int] = {}
+        order: dict[str, int] = {}
+        for table in self.tables.values():
+            positions = table.last_positions
+            button = positions.button if positions is not None else 0
+            for seated in table.players:
+                stacks[seated.player] = seated.stack
+                order[seated.player] = _seat_after_button(seated.seat, button, table.size)
+        self.standings.finish(stacks, order)
+        if not self.standings.complete:
+            raise InvariantBroken("the tournament ended with players who have no place")
+        pool = self.registration.pool_contributions
+        overlay = overlay_transfer(self.config.id, pool, effective_guarantee(self.config))
+        if overlay is not None:
+            self.ledger.apply([overlay])
+            pool += overlay.amount
+        structure = structure_for(self.config, pool, self.registration.entries)
+        self.ledger.apply(prizes_for_finishes(structure, self.standings.finishes, self.config.id))
+        left = self.ledger.balances[pool_account(self.config.id)]
+        if left != 0:
+            raise InvariantBroken(f"the prize pool holds {left} cents after every prize was paid")
+        total = sum(self.ledger.balances.values())
+        if total != 0:
+            raise InvariantBroken(f"the ledger does not balance: accounts sum to {total} cents")
+        return structure, pool
+
+
+# (small blind, big blind, big blind ante) of the default schedule, 15 minutes each
+_DEFAULT_BLINDS = (
+    (25, 50, 0), (50, 100, 0), (75, 150, 0), (100, 200, 200), (150, 300, 300), (200, 400, 400),
+    (300, 600, 600), (400, 800, 800), (500, 1000, 1000), (600, 1200, 1200), (800, 1600, 1600),
+    (1000, 2000, 2000), (1500, 3000, 3000), (2000, 4000, 4000), (3000, 6000, 6000), (4000, 8000, 8000),
+    (5000, 10000, 10000), (6000, 12000, 12000), (8000, 16000, 16000), (10000, 20000, 20000),
+)  # fmt: skip
+
+
+def default_config(players: int) -> TournamentConfig:
+    """The tournament ``feltd simulate tournament`` plays without ``--config``: a 10.00 + 1.00
+    freezeout, 10,000 chips, 15-minute levels with a big blind ante from level 4, 9-max."""
+    return TournamentConfig(
+        id="simulated",
+        name="Simulated freezeout",
+        levels=tuple(
+            Level(small, big, 15, ante, AnteKind.BIG_BLIND if ante else AnteKind.NONE)
+            for small, big, ante in _DEFAULT_BLINDS
+        ),
+        buy_in=1000,
+        fee=100,
+        starting_stack=10000,
+        max_players=max(players, 2),
+    )
+
+
+def run_tournament(
+    config: TournamentConfig,
+    players: int,
+    seed: int,
+    progress: Callable[[Progress], None] | None = None,
+    *,
+    progress_every: int = 1000,
+    policy: Policy = aggressive_random_policy,
+) -> SimulationResult:
+    """Play a whole tournament of ``players`` bots (see the module docstring) and return it.
+
+    ``progress`` is called about every ``progress_every`` hands and once at the end. Raises
+    ``InvariantBroken`` as soon as an invariant fails, ``SimulationError`` for a bad request.
+    """
+    state = _Tournament(config, players, seed, policy)
+    state.register_everyone()
+    state.seat_everyone()
+    next_report = progress_every
+
+    def report() -> None:
+        if progress is not None:
+            progress(
+                Progress(
+                    state.standings.players_left,
+                    len(state.tables),
+                    state.level_index + 1,
+                    state.hands,
+                    state.now,
+                    state.barrier is not None,
+                )
+            )
+
+    while not state.over():
+        state.play_round()
+        if state.hands >= next_report:
+            report()
+            next_report = state.hands + progress_every
+    report()
+    structure, pool = state.finish()
+    return SimulationResult(
+        tournament_id=config.id,
+        seed=seed,
+        entries=state.registration.entries,
+        hands=state.hands,
+        actions=state.actions,
+        moves=state.moves,
+        balance_moves=state.balance_moves,
+        tables_broken=state.tables_broken,
+        redraws=state.redraws,
+        hand_for_hand_hands=state.hfh_hands,
+        rebuys=state.rebuys,
+        add_ons=state.add_ons,
+        chips_issued=state.chips_issued,
+        clock_seconds=state.now,
+        level_reached=state.level_index + 1,
+        prize_pool=pool,
+        finishes=state.standings.finishes,
+        transfers=tuple(state.ledger.transfers),
+        structure=structure,
+    )
