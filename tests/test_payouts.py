@@ -169,3 +169,15 @@ def test_split_helpers_add_up() -> None:
 def test_split_by_weights_is_exact(amount: int, weights: list[int]) -> None:
     parts = split_by_weights(amount, weights)
     assert sum(parts) == amount and all(p >= 0 for p in parts), f"parts {parts} do not add to {amount}"
+
+
+def test_places_paid_capped_by_the_players_who_can_finish() -> None:
+    config = replace(CONFIG, payouts=Payouts(percent_paid=50))
+    s = structure_for(config, pool=6000, entries=6, players=2)
+    assert s.places_paid == 2 and s.pool == 6000, f"re-entries: 6 entries, 2 players pay 2 places, got {s}"
+    t = structure_for(
+        replace(config, payouts=Payouts(mode=PayoutMode.TABLE, table=(5000, 3000, 2000))), 6000, 6, 2
+    )
+    assert t.prizes == (3750, 2250), f"got {t.prizes}"
+    with pytest.raises(PayoutError):
+        generate_structure(100, 10, 10, max_places=0)

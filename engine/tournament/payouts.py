@@ -175,14 +175,18 @@ def _curve(pool: int, places: int, buy_in: int) -> list[float]:
     return [minimum + top_minus_min * w for w in weights]
 
 
-def generate_structure(pool: int, entries: int, buy_in: int, percent_paid: int = 15) -> PayoutStructure:
+def generate_structure(
+    pool: int, entries: int, buy_in: int, percent_paid: int = 15, max_places: int | None = None
+) -> PayoutStructure:
     """A structure for ``entries`` paying about ``percent_paid`` %, summing exactly to ``pool``.
 
     See the module docstring for the curve and the rounding. ``pool`` 0 gives an empty structure.
+    ``max_places`` caps the places paid (the number of distinct players who can finish, when
+    re-entries make entries outnumber them), so every paid place is reached and the pool empties.
     """
     if pool < 0 or entries < 0 or buy_in < 0:
         raise PayoutError(f"pool, entries and buy-in must be >= 0 (got {pool}, {entries}, {buy_in})")
-    places = min(places_paid(entries, percent_paid), pool)
+    places = min(places_paid(entries, percent_paid), pool, _cap(max_places))
     if places == 0:
         return PayoutStructure(prizes=())
     curve = _curve(pool, places, buy_in)
@@ -196,15 +200,26 @@ def generate_structure(pool: int, entries: int, buy_in: int, percent_paid: int =
     return PayoutStructure(prizes=tuple(prizes))
 
 
-def structure_from_table(pool: int, entries: int, table: Sequence[int]) -> PayoutStructure:
+def _cap(max_places: int | None) -> int:
+    if max_places is None:
+        return 1 << 62
+    if max_places < 1:
+        raise PayoutError(f"max_places must be >= 1, got {max_places}")
+    return max_places
+
+
+def structure_from_table(
+    pool: int, entries: int, table: Sequence[int], max_places: int | None = None
+) -> PayoutStructure:
     """Pay ``table`` (basis points per place) of ``pool``; with fewer entries, scale the top places.
 
     Largest remainder keeps the sum exact; the place order breaks ties, so a higher place never
-    gets less than a lower one with an equal share.
+    gets less than a lower one with an equal share. ``max_places`` caps the places as in
+    ``generate_structure``.
     """
     if not table:
         raise PayoutError("a payout table needs at least one place")
-    places = min(len(table), entries, pool)
+    places = min(len(table), entries, pool, _cap(max_places))
     if places <= 0:
         return PayoutStructure(prizes=())
     return PayoutStructure(prizes=tuple(split_by_weights(pool, list(table[:places]))))
@@ -225,13 +240,19 @@ def satellite_structure(pool: int, seat_value: int, target: str) -> PayoutStruct
     return PayoutStructure(prizes=tuple(prizes), seats=seats, target=target)
 
 
-def structure_for(config: TournamentConfig, pool: int, entries: int) -> PayoutStructure:
-    """The structure ``config`` asks for, for this pool and number of entries."""
+def structure_for(
+    config: TournamentConfig, pool: int, entries: int, players: int | None = None
+) -> PayoutStructure:
+    """The structure ``config`` asks for, for this pool and number of entries.
+
+    ``players`` (distinct players who will finish) caps the places paid when re-entries make
+    ``entries`` larger, so that every paid place is reached; a satellite ignores it.
+    """
     if config.satellite is not None:
         return satellite_structure(pool, config.satellite.seat_value, config.satellite.target)
     if config.payouts.mode is PayoutMode.TABLE:
-        return structure_from_table(pool, entries, config.payouts.table)
-    return generate_structure(pool, entries, config.buy_in, config.payouts.percent_paid)
+        return structure_from_table(pool, entries, config.payouts.table, players)
+    return generate_structure(pool, entries, config.buy_in, config.payouts.percent_paid, players)
 
 
 def effective_guarantee(config: TournamentConfig) -> int:
