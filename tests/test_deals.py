@@ -30,6 +30,7 @@ from engine.tournament.deals import (
     icm_exact,
     icm_monte_carlo,
     icm_split,
+    left_to_play_above_minimums,
     propose_deal,
     shortened_levels,
     verify_deal,
@@ -259,3 +260,10 @@ def test_deal_4_partial_deal_plays_on_for_the_rest_with_shorter_levels() -> None
     assert [lv.minutes for lv in shortened_levels(levels, 25)] == [45, 15, 10]
     with pytest.raises(DealError):
         shortened_levels(levels, 60)
+
+
+def test_deal_3_left_to_play_measures() -> None:
+    assert left_to_play_above_minimums(PRIZES, 4) == (10_000 - 4 * 500) // 10, "10 % above the minimum cashes"
+    assert left_to_play_above_minimums(PRIZES, 4, percent=0) == 0
+    with pytest.raises(DealError):
+        left_to_play_above_minimums(PRIZES, 0)

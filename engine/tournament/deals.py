@@ -270,6 +270,18 @@ def max_left_to_play(config: TournamentConfig, total_pool: int) -> int:
     return total_pool * config.deals.max_left_to_play_percent // 100
 
 
+def left_to_play_above_minimums(remaining_prizes: Sequence[int], players: int, percent: int = 10) -> int:
+    """The live tour's measure (DEAL-3, A): ``percent`` % of what remains after every minimum cash.
+
+    What remains is the unawarded prizes of ``players`` places less ``players`` times the
+    smallest of them; the result is rounded down to the cent.
+    """
+    if players < 1 or not 0 <= percent <= 100:
+        raise DealError(f"need players >= 1 and percent 0..100, got {players} and {percent}")
+    prizes = list(remaining_prizes[:players]) + [0] * max(0, players - len(remaining_prizes))
+    return (sum(prizes) - min(prizes) * players) * percent // 100
+
+
 def verify_deal(
     config: TournamentConfig,
     tables_left: int,
