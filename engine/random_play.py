@@ -46,7 +46,7 @@ class Choice:
 
 def _raise_to(low: int, high: int, rng: random.Random) -> int:
     draw = rng.random()
-    if draw < 0.35 or low >= high:
+    if draw < 0.3 or low >= high:
         return high  # all-in (or the only size, e.g. fixed limit)
     if draw < 0.65:
         return low
@@ -60,12 +60,12 @@ def choose_action(hand: Hand, rng: random.Random) -> Choice:
     low, high = legal.min_raise_to, legal.max_raise_to
     if legal.can_check:
         # never fold for free: a random fold with nothing to call only shortens showdowns
-        if low is not None and high is not None and roll < 0.4:
+        if low is not None and high is not None and roll < 0.3:
             return Choice(legal.seat, ChoiceKind.BET_OR_RAISE, _raise_to(low, high, rng))
         return Choice(legal.seat, ChoiceKind.CHECK_OR_CALL)
-    if roll < 0.25:
+    if roll < 0.45:
         return Choice(legal.seat, ChoiceKind.FOLD)
-    if low is not None and high is not None and roll < 0.5:
+    if low is not None and high is not None and roll < 0.6:
         return Choice(legal.seat, ChoiceKind.BET_OR_RAISE, _raise_to(low, high, rng))
     return Choice(legal.seat, ChoiceKind.CHECK_OR_CALL)
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from engine.betting import AnteKind, Game, HandSetup, Limit, SeatSetup
 from engine.cards import Card, cards_str
+from engine.events import HandEvent
 from engine.hand import Hand, deck_for
 from engine.history.phh import PhhAction, PhhActionKind, PhhError, PhhHand, PhhUnsupportedError, parse_action
 
@@ -62,6 +63,8 @@ class ReplayResult:
     expected: tuple[int, ...] | None
     refused: RefusedAction | None = None
     error: str | None = None  # the hand could not be set up at all
+    setup: HandSetup | None = None
+    events: tuple[HandEvent, ...] = ()  # our engine's log, as far as the replay went
 
     @property
     def agrees(self) -> bool:
@@ -212,10 +215,14 @@ def replay(phh: PhhHand) -> ReplayResult:
                 hand.bet_or_raise_to(action.amount, seat=seat)
         except ValueError as exc:
             reason = f"{type(exc).__name__}: {exc}"
-            return ReplayResult(label, None, phh.finishing_stacks, RefusedAction(index, action.text, reason))
+            refused = RefusedAction(index, action.text, reason)
+            return ReplayResult(
+                label, None, phh.finishing_stacks, refused, None, plan.setup, tuple(hand.events)
+            )
     if not hand.is_over:
         reason = f"the history ends while seat {hand.actor} is still to act"
         refused = RefusedAction(len(plan.actions), "<end of actions>", reason)
-        return ReplayResult(label, None, phh.finishing_stacks, refused)
+        return ReplayResult(label, None, phh.finishing_stacks, refused, None, plan.setup, tuple(hand.events))
     stacks = hand.finishing_stacks()
-    return ReplayResult(label, tuple(stacks[seat] for seat in plan.seats), phh.finishing_stacks)
+    ours = tuple(stacks[seat] for seat in plan.seats)
+    return ReplayResult(label, ours, phh.finishing_stacks, None, None, plan.setup, tuple(hand.events))

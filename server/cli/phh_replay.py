@@ -1,17 +1,69 @@
-"""`feltd phh replay`: Replay PHH hand histories through the feltd engine."""
+"""`feltd phh replay`: replay PHH hand histories through the feltd engine.
+
+Each hand of each ``.phh``/``.phhs`` file (directories are searched recursively) is played through
+our engine with the cards it names. Per hand it prints our finishing stacks, or the action our
+engine refused and why, or where our stacks differ from the file's ``finishing_stacks``. The exit
+status is 1 if any hand was refused, could not be read, or disagrees; 0 otherwise.
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
 
 HELP = "Replay PHH hand histories through the feltd engine."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of `feltd phh replay`; heavy imports belong in ``run`` so `--help` stays fast."""
+    parser.add_argument("paths", nargs="+", metavar="FILES_OR_DIRS", help=".phh/.phhs files or directories")
+    parser.add_argument("--quiet", action="store_true", help="print only the hands that fail and the summary")
 
 
 def run(args: argparse.Namespace) -> int:
-    print("feltd phh replay: not implemented yet", file=sys.stderr)
-    return 2
+    import sys
+    from pathlib import Path
+
+    from engine.history.phh import PhhError, load_path
+    from engine.history.replay import replay
+
+    files: list[Path] = []
+    for name in args.paths:
+        path = Path(name)
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob("*") if p.suffix in (".phh", ".phhs") and p.is_file()))
+        elif path.is_file():
+            files.append(path)
+        else:
+            print(f"{name}: no such file or directory", file=sys.stderr)
+            return 2
+
+    hands = agreed = failed = 0
+    for path in files:
+        try:
+            loaded = load_path(path)
+        except (OSError, PhhError) as exc:
+            failed += 1
+            print(f"{path}: UNREADABLE {exc}")
+            continue
+        for phh in loaded:
+            hands += 1
+            result = replay(phh)
+            if result.error is not None:
+                failed += 1
+                print(f"{result.label}: NOT REPLAYABLE {result.error}")
+            elif result.refused is not None:
+                failed += 1
+                refused = result.refused
+                print(f"{result.label}: REFUSED action {refused.index} {refused.action!r}: {refused.reason}")
+            elif not result.agrees:
+                failed += 1
+                print(
+                    f"{result.label}: DISAGREES ours {list(result.finishing_stacks or ())}"
+                    f" file {list(result.expected or ())}"
+                )
+            else:
+                agreed += 1
+                if not args.quiet:
+                    print(f"{result.label}: {list(result.finishing_stacks or ())}")
+    print(f"{hands} hands in {len(files)} files: {agreed} agree, {failed} refused or disagree")
+    return 1 if failed else 0

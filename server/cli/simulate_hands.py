@@ -1,17 +1,151 @@
-"""`feltd simulate hands`: Play N random hands on the pure engine (optionally writing PHH files)."""
+"""`feltd simulate hands`: play N random hands on the pure engine, optionally writing PHH files.
+
+One table of ``--players`` players plays ``--count`` hands under the dead-button rule with a
+seeded random legal policy (``engine.random_play``) that makes raises and all-ins common. A busted
+player is replaced by a newcomer with a fresh random stack, at once or one hand later (so empty
+seats, dead buttons and dead small blinds happen); stacks are drawn short, medium or deep, so
+all-ins and side pots are frequent. The summary says whether chips were conserved in every hand
+and across the run.
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
 
 HELP = "Play N random hands on the pure engine (optionally writing PHH files)."
+
+BIG_BLIND = 20
+SMALL_BLIND = 10
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of `feltd simulate hands`; heavy imports belong in ``run`` so `--help` stays fast."""
+    parser.add_argument("--count", type=int, default=1000, help="hands to play (default 1000)")
+    parser.add_argument("--players", type=int, default=9, help="players at the table, 2..10 (default 9)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the random policy and the deal")
+    parser.add_argument("--limit", choices=("nl", "pl", "fl"), default="nl", help="betting structure")
+    parser.add_argument("--ante", choices=("none", "each", "bb"), default="none", help="ante kind")
+    parser.add_argument("--game", choices=("holdem", "omaha"), default="holdem", help="game (default holdem)")
+    parser.add_argument("--phh-out", metavar="DIR", default=None, help="write one .phh file per hand in DIR")
 
 
 def run(args: argparse.Namespace) -> int:
-    print("feltd simulate hands: not implemented yet", file=sys.stderr)
-    return 2
+    import random
+    import sys
+    import time
+    from pathlib import Path
+
+    from engine.betting import AnteKind, Game, Limit
+    from engine.events import ActionTaken, AntePosted, BlindPosted, CardsShown, HandsShown, PotAwarded
+    from engine.hand import Hand
+    from engine.history.phh import PhhError, dumps_phh, export_phh
+    from engine.random_play import play_random_hand
+    from engine.table import FirstButton, Table, TableSettings
+
+    if not 2 <= args.players <= 10:
+        print(f"--players must be 2..10, got {args.players}", file=sys.stderr)
+        return 2
+    if args.count < 0:
+        print(f"--count must be >= 0, got {args.count}", file=sys.stderr)
+        return 2
+    limit = Limit(args.limit)
+    game = Game(args.game)
+    ante_kind = AnteKind(args.ante)
+    ante = {AnteKind.NONE: 0, AnteKind.EACH: BIG_BLIND // 10, AnteKind.BIG_BLIND: BIG_BLIND}[ante_kind]
+    out_dir = Path(args.phh_out) if args.phh_out else None
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+
+    rng = random.Random(args.seed)
+    size = max(args.players, 9) if args.players <= 9 else 10
+    table = Table(
+        TableSettings(size=size, first_button=FirstButton.DRAW, limit=limit, game=game), table_id="1"
+    )
+    newcomers = 0
+    issued = 0
+
+    def random_stack() -> int:
+        kind = rng.random()
+        if kind < 0.35:
+            return rng.randint(1, 15 * BIG_BLIND)  # short: all-in territory
+        if kind < 0.75:
+            return rng.randint(15 * BIG_BLIND, 60 * BIG_BLIND)
+        return rng.randint(60 * BIG_BLIND, 200 * BIG_BLIND)
+
+    def seat_newcomer(seat: int) -> None:
+        nonlocal newcomers, issued
+        newcomers += 1
+        stack = random_stack()
+        issued += stack
+        table.seat_player(seat, f"player{newcomers}", stack)
+
+    for seat in sorted(rng.sample(range(1, size + 1), args.players)):
+        seat_newcomer(seat)
+    table.draw_button(rng)
+
+    hands = actions = all_ins = side_pots = showdowns = 0
+    conserved = True
+    refused_exports = 0
+    pending = 0  # busted players waiting one hand for their replacement
+    started = time.perf_counter()
+    for number in range(1, args.count + 1):
+        for _ in range(pending):
+            seat_newcomer(rng.choice(table.empty_seats()))
+        pending = 0
+        setup = table.start_hand(f"{args.seed}-{number}", SMALL_BLIND, BIG_BLIND, ante, ante_kind)
+        hand = Hand(setup, rng=rng)
+        actions += play_random_hand(hand, rng)
+        events = hand.events
+        pots = 0
+        shown = False
+        for event in events:
+            if isinstance(event, ActionTaken | AntePosted | BlindPosted) and event.all_in:
+                all_ins += 1
+            elif isinstance(event, PotAwarded):
+                pots += 1
+            elif isinstance(event, CardsShown | HandsShown):
+                shown = True
+        side_pots += max(0, pots - 1)
+        showdowns += shown
+        stacks = hand.finishing_stacks()
+        if sum(stacks.values()) != sum(seat.stack for seat in setup.seats):
+            conserved = False
+        if out_dir is not None:
+            try:
+                phh = export_phh(
+                    setup, events, table=table.table_id, level=1, event=f"simulate seed {args.seed}"
+                )
+            except PhhError as exc:
+                refused_exports += 1
+                print(f"hand {setup.hand_id}: not written as PHH: {exc}", file=sys.stderr)
+            else:
+                (out_dir / f"hand-{number:06d}.phh").write_text(dumps_phh(phh), encoding="utf-8")
+        result = table.finish_hand(stacks)
+        hands += 1
+        for busted in result.busted:
+            if rng.random() < 0.5:
+                seat_newcomer(busted.seat)
+            else:
+                pending += 1
+        if len(table.players) < 2:  # a table of one cannot wait a hand for its newcomers
+            for _ in range(pending):
+                seat_newcomer(rng.choice(table.empty_seats()))
+            pending = 0
+    elapsed = time.perf_counter() - started
+    if table.chips != issued:
+        conserved = False
+
+    rate = hands / elapsed if elapsed > 0 else float("inf")
+    print(f"hands:           {hands}")
+    print(f"players:         {args.players} at a {size}-max table ({newcomers} seated over the run)")
+    blinds = f"blinds {SMALL_BLIND}/{BIG_BLIND}, ante {ante_kind.value}"
+    print(f"structure:       {limit.value} {game.value}, {blinds}")
+    print(f"actions:         {actions}")
+    print(f"all-ins:         {all_ins}")
+    print(f"side pots:       {side_pots}")
+    print(f"showdowns:       {showdowns}")
+    print(f"hands/s:         {rate:,.0f}")
+    print(f"chips conserved: {'yes' if conserved else 'no'}")
+    if out_dir is not None:
+        print(f"phh files:       {hands - refused_exports} in {out_dir}")
+    return 0 if conserved and not refused_exports else 1
