@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 HELP = "Evaluations/s and full hands/s, with treys and pokerkit as peers."
@@ -27,8 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--hands",
         type=int,
-        default=2_000,
-        help="number of distinct random 9-handed hands in the hand workload (default: 2000)",
+        default=200,
+        help="random 9-handed hands in the hand workload; each engine replays all of them, in whole"
+        " passes, for at least --seconds (default: 200)",
     )
     parser.add_argument("--seed", type=int, default=1, help="seed of every random choice (default: 1)")
 
@@ -117,6 +119,223 @@ def _bench_evaluators(seed: int, seconds: float) -> dict[str, float | None]:
     return rates
 
 
+# Replay operation codes: feltd needs only the decisions (it deals from its deck itself);
+# pokerkit is also told every card dealt, as its own API requires.
+_CHECK_OR_CALL, _FOLD, _BET_OR_RAISE, _DEAL_HOLE, _BURN, _DEAL_BOARD = range(6)
+_PLAYERS = 9
+_SMALL_BLIND, _BIG_BLIND = 50, 100
+
+
+@dataclass(frozen=True, slots=True)
+class _RecordedHand:
+    """One hand of the workload: what feltd needs to replay it and pokerkit's script for it."""
+
+    setup: Any  # engine.betting.HandSetup
+    deck: tuple[int, ...]
+    salt: bytes
+    decisions: tuple[tuple[int, int], ...]  # (code, raise-to amount or 0), in order
+    order: tuple[int, ...]  # seats in deal order: pokerkit's player indices
+    finishing: tuple[int, ...]  # feltd's finishing stacks in deal order
+
+
+def _record_hands(count: int, seed: int) -> list[_RecordedHand]:
+    """``count`` random 9-handed no-limit hold'em hands played by feltd under the seeded random
+    legal policy (``engine.random_play``), recorded with their decks and decisions."""
+    import random
+
+    from engine.betting import HandSetup, SeatSetup
+    from engine.events import ActionKind, ActionTaken
+    from engine.fairness import deal_order
+    from engine.hand import Hand
+    from engine.random_play import choose_action
+
+    rng = random.Random(seed)
+    seats = tuple(range(1, _PLAYERS + 1))
+    recorded = []
+    for number in range(count):
+        button = rng.choice(seats)
+        order = deal_order(seats, button)
+        setup = HandSetup(
+            hand_id=f"bench-{number}",
+            table_size=_PLAYERS,
+            seats=tuple(SeatSetup(seat, f"p{seat}", rng.randint(5, 150) * _BIG_BLIND) for seat in seats),
+            button=button,
+            small_blind_seat=order[0],
+            big_blind_seat=order[1],
+            small_blind=_SMALL_BLIND,
+            big_blind=_BIG_BLIND,
+        )
+        hand = Hand(setup, rng=rng)
+        while not hand.is_over:
+            choose_action(hand, rng).apply(hand)
+        decisions = []
+        for event in hand.events:
+            if isinstance(event, ActionTaken):
+                if event.kind is ActionKind.FOLD:
+                    decisions.append((_FOLD, 0))
+                elif event.kind in (ActionKind.CHECK, ActionKind.CALL):
+                    decisions.append((_CHECK_OR_CALL, 0))
+                else:
+                    decisions.append((_BET_OR_RAISE, event.to_amount))
+        finishing = hand.finishing_stacks()
+        recorded.append(
+            _RecordedHand(
+                setup=setup,
+                deck=hand.deck,
+                salt=hand.salt,
+                decisions=tuple(decisions),
+                order=order,
+                finishing=tuple(finishing[seat] for seat in order),
+            )
+        )
+    return recorded
+
+
+def _replay_feltd(hands: Sequence[_RecordedHand]) -> None:
+    from engine.hand import Hand
+
+    for recorded in hands:
+        hand = Hand(recorded.setup, deck=recorded.deck, salt=recorded.salt)
+        for code, amount in recorded.decisions:
+            if code == _CHECK_OR_CALL:
+                hand.check_or_call()
+            elif code == _FOLD:
+                hand.fold()
+            else:
+                hand.bet_or_raise_to(amount)
+
+
+@dataclass(frozen=True, slots=True)
+class _PokerkitHand:
+    stacks: tuple[int, ...]
+    script: tuple[tuple[int, Any, int], ...]  # (code, amount or cards, player index)
+    expected: tuple[int, ...]
+
+
+def _pokerkit_script(recorded: _RecordedHand, pk_cards: Sequence[Any]) -> _PokerkitHand:
+    """The pokerkit operations of a recorded hand, in the order feltd logged them, with every
+    card already a pokerkit ``Card`` (parsing stays out of the timed replay)."""
+    from engine.events import ActionKind, ActionTaken, HoleCardsDealt, StreetDealt
+    from engine.fairness import layout_for
+    from engine.hand import Hand
+
+    # Replaying in feltd once more gives its event log (the recording kept only decisions).
+    hand = Hand(recorded.setup, deck=recorded.deck, salt=recorded.salt)
+    for code, amount in recorded.decisions:
+        if code == _CHECK_OR_CALL:
+            hand.check_or_call()
+        elif code == _FOLD:
+            hand.fold()
+        else:
+            hand.bet_or_raise_to(amount)
+    burns = iter(layout_for(recorded.setup).burn_positions)
+    index = {seat: i for i, seat in enumerate(recorded.order)}
+    script: list[tuple[int, Any, int]] = []
+    for event in hand.events:
+        if isinstance(event, HoleCardsDealt):
+            script.append((_DEAL_HOLE, tuple(pk_cards[c] for c in event.cards), index[event.seat]))
+        elif isinstance(event, StreetDealt):
+            script.append((_BURN, (pk_cards[recorded.deck[next(burns)]],), 0))
+            script.append((_DEAL_BOARD, tuple(pk_cards[c] for c in event.cards), 0))
+        elif isinstance(event, ActionTaken):
+            if event.kind is ActionKind.FOLD:
+                script.append((_FOLD, 0, 0))
+            elif event.kind in (ActionKind.CHECK, ActionKind.CALL):
+                script.append((_CHECK_OR_CALL, 0, 0))
+            else:
+                script.append((_BET_OR_RAISE, event.to_amount, 0))
+    starting = recorded.setup.seats
+    by_seat = {seat.seat: seat.stack for seat in starting}
+    return _PokerkitHand(tuple(by_seat[seat] for seat in recorded.order), tuple(script), recorded.finishing)
+
+
+def _pokerkit_replayer(pokerkit: Any) -> Callable[[_PokerkitHand], Any]:
+    """A function that plays one scripted hand in pokerkit and returns its final state."""
+    automations = (
+        pokerkit.Automation.ANTE_POSTING,
+        pokerkit.Automation.BET_COLLECTION,
+        pokerkit.Automation.BLIND_OR_STRADDLE_POSTING,
+        pokerkit.Automation.HOLE_CARDS_SHOWING_OR_MUCKING,
+        pokerkit.Automation.HAND_KILLING,
+        pokerkit.Automation.CHIPS_PUSHING,
+        pokerkit.Automation.CHIPS_PULLING,
+    )
+    create_state = pokerkit.NoLimitTexasHoldem.create_state
+    blinds = (_SMALL_BLIND, _BIG_BLIND)
+
+    def replay(hand: _PokerkitHand) -> Any:
+        state = create_state(automations, False, 0, blinds, _BIG_BLIND, hand.stacks, _PLAYERS)
+        for code, argument, player in hand.script:
+            if code == _CHECK_OR_CALL:
+                state.check_or_call()
+            elif code == _FOLD:
+                state.fold()
+            elif code == _BET_OR_RAISE:
+                state.complete_bet_or_raise_to(argument)
+            elif code == _DEAL_HOLE:
+                state.deal_hole(argument, player)
+            elif code == _BURN:
+                state.burn_card(argument)
+            else:
+                state.deal_board(argument)
+        return state
+
+    return replay
+
+
+def _passes_rate(count: int, run_pass: Callable[[], object], seconds: float) -> float:
+    """Hands per second of whole passes over the workload (at least one) until ``seconds``."""
+    import time
+
+    passes = 0
+    started = time.perf_counter()
+    while True:
+        run_pass()
+        passes += 1
+        elapsed = time.perf_counter() - started
+        if elapsed >= seconds:
+            return passes * count / elapsed
+
+
+def _bench_hands(count: int, seed: int, seconds: float) -> dict[str, float | None]:
+    import time
+
+    from engine.cards import card_str
+
+    started = time.perf_counter()
+    hands = _record_hands(count, seed)
+    decisions = sum(len(hand.decisions) for hand in hands)
+    print(
+        f"  workload: {count:,} hands, {decisions:,} decisions, recorded from feltd's random policy"
+        f" in {time.perf_counter() - started:.1f} s (not timed below)",
+        flush=True,
+    )
+    rates: dict[str, float | None] = {}
+    rates["feltd"] = _passes_rate(count, lambda: _replay_feltd(hands), seconds)
+    print(_line("feltd", rates["feltd"], "hands/s"), flush=True)
+    try:
+        import pokerkit
+    except ImportError:
+        rates["pokerkit"] = None
+        print(_line("pokerkit", None, "", "(pokerkit not installed)"), flush=True)
+        return rates
+    pk_cards = [next(iter(pokerkit.Card.parse(card_str(card)))) for card in range(52)]
+    scripts = [_pokerkit_script(hand, pk_cards) for hand in hands]
+    replay = _pokerkit_replayer(pokerkit)
+    agreements: list[int] = []
+
+    def pokerkit_pass() -> None:
+        # Comparing the final stacks costs a microsecond against milliseconds of replay; it shows
+        # that pokerkit played the very same hands.
+        agreements.append(sum(tuple(replay(script).stacks) == script.expected for script in scripts))
+
+    rates["pokerkit"] = _passes_rate(count, pokerkit_pass, seconds)
+    agree = agreements[0]
+    print(_line("pokerkit", rates["pokerkit"], "hands/s"), flush=True)
+    print(f"  pokerkit finished {agree:,} of {count:,} hands with exactly feltd's stacks", flush=True)
+    return rates
+
+
 def run(args: argparse.Namespace) -> int:
     import platform
 
@@ -127,9 +346,28 @@ def run(args: argparse.Namespace) -> int:
         f"feltd bench engine: Python {platform.python_version()} ({platform.python_implementation()}),"
         f" seed {args.seed}, {args.seconds:g} s per measurement"
     )
+    _print_load("load before")
     print(f"7-card evaluations/s (the same {_EVAL_POOL:,} random hands for each library)")
     evals = _bench_evaluators(args.seed, args.seconds)
+    print(
+        f"Full {_PLAYERS}-handed no-limit hold'em hands/s (the same cards and decisions for each engine,"
+        f" blinds {_SMALL_BLIND}/{_BIG_BLIND})"
+    )
+    hands = _bench_hands(args.hands, args.seed, args.seconds)
     print("Ratios")
     print(_ratio("evaluations feltd/treys", evals["feltd"], evals["treys"]))
     print(_ratio("evaluations feltd/pokerkit", evals["feltd"], evals["pokerkit"]))
+    print(_ratio("hands feltd/pokerkit", hands["feltd"], hands["pokerkit"]))
+    _print_load("load after")
     return 0
+
+
+def _print_load(label: str) -> None:
+    """Wall-clock rates drop when other processes share the cores; the load average says so."""
+    import os
+
+    try:
+        one, five, _ = os.getloadavg()
+    except OSError:
+        return
+    print(f"{label}: {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} CPUs")
