@@ -143,6 +143,9 @@ class HandSetup:
             raise HandSetupError(
                 f"the big blind seat {self.big_blind_seat} is not dealt in (seats {numbers})"
             )
+        if self.big_blind_seat == self.button:
+            # Heads-up the button posts the small blind (BTN-2); with more players it posts nothing.
+            raise HandSetupError(f"the big blind seat {self.big_blind_seat} cannot hold the button")
         if self.small_blind_seat is not None:
             if self.small_blind_seat not in numbers:
                 raise HandSetupError(

@@ -32,8 +32,10 @@ Rules (RULES.md):
   player who has acted since the last full raise may then only call or fold, unless the short
   all-ins since add up to a full raise. Note that the blinds are not a raise: the first raise of
   a preflop round sets the size of a full raise whatever its size.
-- Folding when checking is possible is allowed (as on most sites, whose clients ask the player to
-  confirm): it is recorded as a fold. A timeout folds only when facing a bet (CLK-2).
+- Folding when checking is possible is refused (``NoBetToFold``), as in pokerkit's tournament
+  mode. Many sites let a client fold there after a confirmation, but a fold that gives up nothing
+  can only hurt: worse, a player alone in a side pot beside an all-in player could fold it away,
+  leaving chips that nobody is eligible to win. A timeout folds only when facing a bet (CLK-2).
 - Each round ends when nobody is left to act; the part of the largest bet nobody matched is
   returned (BET-3). When at most one player still in has chips, the remaining board is dealt with
   every hand face up (BET-4).
@@ -102,6 +104,7 @@ __all__ = [
     "HandSetupError",
     "InvalidAmount",
     "LegalActions",
+    "NoBetToFold",
     "NobodyToRaise",
     "NotYourTurn",
     "NothingToCall",
@@ -133,6 +136,10 @@ class NotYourTurn(HandError):
 
 class InvalidAmount(HandError):
     """An amount that is not a whole number of chips."""
+
+
+class NoBetToFold(HandError):
+    """A fold when there is no bet to call: check instead."""
 
 
 class FacingBet(HandError):
@@ -173,8 +180,8 @@ class RaiseTooLarge(HandError):
 
 @dataclass(frozen=True, slots=True)
 class LegalActions:
-    """What the player to act may do. Folding is always allowed (see the module docstring);
-    ``min_raise_to``/``max_raise_to`` are the totals a bet or raise may reach this street (an
+    """What the player to act may do. Folding is allowed only facing a bet (see the module
+    docstring); ``min_raise_to``/``max_raise_to`` are the totals a bet or raise may reach this street (an
     all-in below the usual minimum is reflected in ``min_raise_to``), ``None`` when no bet or
     raise is possible."""
 
@@ -396,7 +403,7 @@ class Hand:
             low, high = self._raise_bounds(i)
         return LegalActions(
             seat=self._order[i],
-            can_fold=True,
+            can_fold=call > 0,
             can_check=call == 0,
             call_amount=call,
             min_raise_to=low,
@@ -406,14 +413,17 @@ class Hand:
     # ------------------------------------------------------------------ fold
 
     def verify_fold(self, *, seat: int | None = None) -> None:
-        """Raise ``HandOver`` or ``NotYourTurn`` (when ``seat`` is given and not the actor)."""
-        self._require_actor(seat)
+        """Raise ``HandOver``, ``NotYourTurn`` (when ``seat`` is given and not the actor) or
+        ``NoBetToFold`` (nothing to call: check instead)."""
+        i = self._require_actor(seat)
+        if not self._call_amount(i):
+            raise NoBetToFold(f"seat {self._order[i]} faces no bet: check instead of folding")
 
     def can_fold(self, *, seat: int | None = None) -> bool:
         return _allowed(self.verify_fold, seat=seat)
 
     def fold(self, *, seat: int | None = None) -> ActionTaken:
-        """Fold the actor's hand (allowed even when checking is possible)."""
+        """Fold the actor's hand (only when facing a bet)."""
         self.verify_fold(seat=seat)
         return self._fold(timed_out=False)
 
