@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.tournament.transfers import (
@@ -227,44 +227,60 @@ async def test_database_keeps_balances_equal_to_entries_and_the_ledger_append_on
     assert (await store.ledger.check()).ok
 
 
-ACCOUNTS = [player_account("a"), player_account("b"), pool_account("t"), HOUSE]
+BATCHES = st.lists(
+    st.lists(st.tuples(st.sampled_from(["a", "b", "pool", HOUSE]), st.sampled_from(["a", "b", "pool", HOUSE]),
+                       st.integers(1, 400)), min_size=1, max_size=4),
+    min_size=1, max_size=8)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.lists(st.tuples(st.sampled_from(ACCOUNTS), st.sampled_from(ACCOUNTS),
-                                   st.integers(1, 400)), min_size=1, max_size=4), min_size=1, max_size=8))
-def test_random_batches_match_a_model_and_keep_the_ledger_sound(
-    postgres_server_url: str, batches: list[list[tuple[str, str, int]]]
-) -> None:
+def test_random_batches_match_a_model_and_keep_the_ledger_sound(postgres_server_url: str) -> None:
     """Whatever batches arrive, each posts whole or not at all, and balances match a plain model."""
+    loop = asyncio.new_event_loop()
+    url = loop.run_until_complete(create_database(postgres_server_url, "feltd_test_ledger_h"))
+    opened = open_store(url, max_size=2)
+    store = loop.run_until_complete(opened.__aenter__())
+    examples = iter(range(10**6))
 
-    async def scenario() -> None:
-        url = await create_database(postgres_server_url, "feltd_test_ledger_h")
-        try:
-            async with open_store(url, max_size=2) as store:
-                model = {name: 0 for name in ACCOUNTS}
-                await store.ledger.post([deposit("a", 500, "seed:a")])
-                model[player_account("a")] = 500
-                model[CASHIER] = -500
-                for b, batch in enumerate(batches):
-                    transfers = [Transfer(s, t, amount, f"h:{b}:{i}", Reason.DEAL)
-                                 for i, (s, t, amount) in enumerate(batch) if s != t]
-                    if not transfers:
-                        continue
-                    expected_failure = first_shortfall(transfers, model)
-                    try:
-                        await store.ledger.post(transfers)
-                    except InsufficientFunds:
-                        assert expected_failure is not None, f"batch {b} refused, the model accepts it"
-                        continue
-                    assert expected_failure is None, f"batch {b} posted, the model refuses it"
-                    for name, delta in net_by_account(transfers).items():
-                        model[name] = model.get(name, 0) + delta
-                got = await store.ledger.balances(model)
-                assert got == model, f"expected {model}, got {got}"
-                report = await store.ledger.check()
-                assert report.ok, report.problems
-        finally:
-            await drop_database(postgres_server_url, url)
+    async def scenario(batches: list[list[tuple[str, str, int]]]) -> None:
+        run = next(examples)
 
-    asyncio.run(scenario())
+        def account(short: str) -> str:
+            # Fresh accounts per example, so examples share the database but not balances.
+            return {"a": player_account(f"{run}a"), "b": player_account(f"{run}b"),
+                    "pool": pool_account(f"{run}t")}.get(short, short)
+
+        model = {account(n): 0 for n in ("a", "b", "pool")}
+        await store.ledger.post([deposit(f"{run}a", 500, f"h:{run}:seed")])
+        model[account("a")] = 500
+        house = await store.ledger.balance(HOUSE)
+        model[HOUSE] = house
+        for b, batch in enumerate(batches):
+            transfers = [Transfer(account(s), account(t), amount, f"h:{run}:{b}:{i}", Reason.DEAL)
+                         for i, (s, t, amount) in enumerate(batch) if s != t]
+            if not transfers:
+                continue
+            expected_failure = first_shortfall(transfers, model)
+            try:
+                await store.ledger.post(transfers)
+            except InsufficientFunds:
+                assert expected_failure is not None, f"batch {b} refused, the model accepts it"
+                continue
+            assert expected_failure is None, f"batch {b} posted, the model refuses it"
+            for name, delta in net_by_account(transfers).items():
+                model[name] = model.get(name, 0) + delta
+        got = await store.ledger.balances(model)
+        assert got == model, f"expected {model}, got {got}"
+
+    @settings(max_examples=40, deadline=None)
+    @given(BATCHES)
+    def check(batches: list[list[tuple[str, str, int]]]) -> None:
+        loop.run_until_complete(scenario(batches))
+
+    try:
+        check()
+        report = loop.run_until_complete(store.ledger.check())
+        assert report.ok, report.problems
+    finally:
+        loop.run_until_complete(opened.__aexit__(None, None, None))
+        loop.run_until_complete(drop_database(postgres_server_url, url))
+        loop.close()

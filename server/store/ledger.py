@@ -11,9 +11,10 @@ Promises of ``Ledger.post``:
 - Transfers apply in the order given; if any would take an account that may not go negative
   (everything but ``house`` and ``cashier``) below zero at its step, ``InsufficientFunds`` is
   raised and nothing is posted.
-- Concurrent posts are safe: every account a batch touches is locked (``SELECT ... FOR UPDATE``)
-  in name order before anything is checked, so they serialize per account without deadlocks;
-  deadlocks and serialization failures that happen anyway are retried.
+- Concurrent posts are safe: every account a batch touches is locked (a transaction-scoped
+  advisory lock per account, taken in one global order) before its balance is read, so posts
+  serialize per account without deadlocks; deadlocks and serialization failures that happen
+  anyway are retried.
 
 The database enforces the invariants independently of this module (see migrations/0001_ledger.sql):
 zero-sum transactions at commit, balance = sum of entries, no negative balances, append-only.
@@ -228,6 +229,14 @@ async def post_in_transaction(conn: asyncpg.Connection, transfers: Sequence[Tran
         return PostResult(())
     accounts = sorted({t.source for t in transfers} | {t.target for t in transfers})
     balances = await _lock_accounts(conn, accounts, timeout)
+    if first_shortfall(transfers, balances) is not None:
+        # Replayed transfers move nothing; judge the funds on the fresh ones only.
+        stored = {row["idempotency_key"] for row in await conn.fetch(
+            "SELECT idempotency_key FROM ledger_transactions WHERE idempotency_key = ANY($1::text[])",
+            [t.idempotency_key for t in transfers], timeout=timeout)}
+        shortfall = first_shortfall((t for t in transfers if t.idempotency_key not in stored), balances)
+        if shortfall is not None:
+            raise shortfall
     try:
         rows = await conn.fetch(
             _POST_SQL,
@@ -263,19 +272,13 @@ async def post_in_transaction(conn: asyncpg.Connection, transfers: Sequence[Tran
 
 
 async def _lock_accounts(conn: asyncpg.Connection, accounts: list[str], timeout: float) -> dict[str, int]:
-    """Lock the accounts in name order (creating missing ones); their balances under the lock."""
-    lock_sql = "SELECT name, balance FROM accounts WHERE name = ANY($1::text[]) ORDER BY name FOR UPDATE"
-    rows = await conn.fetch(lock_sql, accounts, timeout=timeout)
-    if len(rows) < len(accounts):
-        found = {row["name"] for row in rows}
-        missing = [a for a in accounts if a not in found]
-        await conn.execute(
-            """INSERT INTO accounts (name, kind)
-               SELECT * FROM unnest($1::text[], $2::text[]) ORDER BY 1
-               ON CONFLICT (name) DO NOTHING""",
-            missing, [account_kind(a) for a in missing], timeout=timeout,
-        )
-        rows = await conn.fetch(lock_sql, accounts, timeout=timeout)
+    """Lock the accounts in one global order (creating missing ones); their balances under the lock.
+
+    One round trip to ``ledger_lock_accounts`` (migrations/0001_ledger.sql says why it uses
+    advisory locks). Writers that bypass this module are still held by the CHECK constraint.
+    """
+    rows = await conn.fetch("SELECT name, balance FROM ledger_lock_accounts($1::text[], $2::text[])",
+                            accounts, [account_kind(a) for a in accounts], timeout=timeout)
     return {row["name"]: int(row["balance"]) for row in rows}
 
 

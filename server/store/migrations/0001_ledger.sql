@@ -115,3 +115,24 @@ CREATE CONSTRAINT TRIGGER ledger_entries_balanced
     AFTER INSERT ON ledger_entries
     DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION ledger_check_balanced();
+
+-- Lock accounts for a post and read their balances, in one round trip. Locks are transaction-
+-- scoped advisory locks (class 'LEDG', hashtext(name)) taken in hash order, the same global order
+-- for everyone, so concurrent posts never deadlock. (SELECT ... ORDER BY name FOR UPDATE was
+-- tried first and deadlocked under a rush on one account: in READ COMMITTED a waiter following a
+-- row's update chain can end up holding a later row while waiting for an earlier one.) Missing
+-- accounts are created. The SELECT runs after the locks, so with its own, newer snapshot it sees
+-- every balance committed by whoever held them before.
+CREATE FUNCTION ledger_lock_accounts(names text[], kinds text[])
+RETURNS TABLE (name text, balance bigint) LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(1279607879, k)
+       FROM (SELECT DISTINCT hashtext(n) AS k FROM unnest(names) AS n ORDER BY k) AS ordered;
+    INSERT INTO accounts (name, kind)
+    SELECT u.n, u.k FROM unnest(names, kinds) AS u(n, k)
+     WHERE NOT EXISTS (SELECT 1 FROM accounts AS a WHERE a.name = u.n)
+     ORDER BY u.n
+    ON CONFLICT DO NOTHING;
+    RETURN QUERY SELECT a.name, a.balance FROM accounts AS a WHERE a.name = ANY(names);
+END;
+$$;
