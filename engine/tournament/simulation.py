@@ -203,6 +203,7 @@ class _Tournament:
         self.purchases = 0  # rebuys and add-ons sold: the pool changes only with them
         self.moved_times: dict[str, int] = defaultdict(int)
         self.tables: dict[int, Table] = {}
+        self.button_pending: set[int] = set()  # tables seated with one player: no draw possible yet
         self.add_on_done = False
         self.barrier: HandForHand | None = None
         rebuys = config.rebuys
@@ -263,8 +264,11 @@ class _Tournament:
             self.tables[table_id] = table
 
     def _first_button(self, table: Table) -> None:
+        """SEAT-2 at ``table`` now, or (a lone player cannot draw) before its first hand."""
         if len(table.players) < 2:
+            self.button_pending.add(int(table.table_id))
             return
+        self.button_pending.discard(int(table.table_id))
         if self.config.first_button is FirstButton.DRAW:
             table.draw_button(self.rng)  # SEAT-2, also the final table's redraw (BRK-2)
         else:
@@ -337,6 +341,8 @@ class _Tournament:
     def play_hand(self, table_id: int, level: Level) -> tuple[int, list[Bust]]:
         """Play one hand at ``table_id``; returns its length in seconds and who busted (ELIM-1)."""
         table = self.tables[table_id]
+        if table_id in self.button_pending:
+            self._first_button(table)
         self.hands += 1
         setup = table.start_hand(
             f"{self.config.id}-{self.hands}", level.small_blind, level.big_blind, level.ante, level.ante_kind
