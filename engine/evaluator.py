@@ -18,6 +18,7 @@ import enum
 from collections.abc import Sequence
 from importlib import resources
 from itertools import combinations
+from typing import cast
 
 from engine.cards import Card
 from engine.evaluator_tables import (
@@ -63,7 +64,10 @@ class HandCategory(enum.IntEnum):
 _TABLES = load_tables(resources.files("engine").joinpath("evaluator_tables.bin").read_bytes())
 _RANK_VALUES = _TABLES.rank_values
 _FLUSH_VALUES = _TABLES.flush_values
-_KEYS: tuple[int, ...] = tuple(card_key(card) for card in range(52))
+# 52 real keys, then 52 Nones: an index of 52..103 or -1..-52 (a negative int would otherwise
+# wrap around to a real card) reaches a None and fails the sum with TypeError, which ``evaluate``
+# turns into an EvaluationError, at no cost to valid input. Typed as ints for that sum.
+_KEYS = cast(tuple[int, ...], tuple(card_key(card) for card in range(52)) + (None,) * 52)
 
 
 def _flush_value(cards: Sequence[Card], total: int) -> int:
@@ -103,10 +107,11 @@ def evaluate(
     """The value of the best five-card hand among ``cards`` (5, 6 or 7 distinct cards).
 
     Higher is better; equal values are exact ties. Raises ``EvaluationError`` for a wrong card
-    count or a value that is not a card. A repeated card is reported when it makes an impossible
-    hand (five of a rank); a single repeat that still looks like a real hand cannot be told from
-    one and is valued as such, so callers deal from a deck. The keyword-only parameters are
-    bound locals for speed; do not pass them.
+    count, a non-int, or an int in -52..-1 or 52..103. Checks that would cost time on every call
+    are left out, so callers deal from a deck: an int below -52 wraps around to a real card, and
+    a repeated card is reported only when it makes an impossible hand (five of a rank, or a
+    "flush" of fewer than five ranks); otherwise it is valued as the hand it looks like. The
+    keyword-only parameters are bound locals for speed; do not pass them.
     """
     try:
         count = len(cards)

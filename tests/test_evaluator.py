@@ -280,6 +280,9 @@ def test_bet_4_kickers_decide_and_wheel_is_lowest_straight() -> None:
         (list(range(13)), "5 to 7 cards, got 13"),
         ([0, 1, 2, 3, 52], "ints 0..51"),
         ([0, 1, 2, 3, 4, 5, 99], "ints 0..51"),
+        ([0, 1, 2, 3, -1], "ints 0..51"),
+        ([0, 1, 2, 3, 4, 5, -52], "ints 0..51"),
+        ([47, 43, 39, 35, 31, 2, 103], "ints 0..51"),
         ([0, 1, 2, 3, "As"], "ints 0..51"),
         ([51, 51, 51, 51, 51], "same card twice"),
         ([51, 51, 51, 51, 51, 0, 4], "same card twice"),
@@ -291,9 +294,10 @@ def test_evaluate_rejects_impossible_input(cards: list[Card], fragment: str) -> 
     assert fragment in str(caught.value), f"expected {fragment!r} in error, got {caught.value}"
 
 
-def test_evaluate7_rejects_non_cards() -> None:
+@pytest.mark.parametrize("bad", [60, -1, 103, -52])
+def test_evaluate7_rejects_non_cards(bad: int) -> None:
     with pytest.raises(EvaluationError, match=r"ints 0\.\.51"):
-        evaluate7(0, 1, 2, 3, 4, 5, 60)
+        evaluate7(0, 1, 2, 3, 4, 5, bad)
 
 
 @pytest.mark.parametrize(
@@ -337,3 +341,24 @@ def test_more_cards_never_make_a_worse_hand(cards: list[Card]) -> None:
     assert seven == max(evaluate(list(sub)) for sub in combinations(cards, 5)), (
         f"{cards}: 7-card value should be the best 5-card subset value"
     )
+
+
+# --- the benchmark command ---------------------------------------------------------------------
+
+
+def test_bench_engine_prints_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
+    # A smoke run of `feltd bench engine`: it must print each rate and ratio (figures, not asserts).
+    from server.cli.main import main
+
+    assert main(["bench", "engine", "--seconds", "0.01", "--hands", "3", "--seed", "5"]) == 0
+    out = capsys.readouterr().out
+    for expected in (
+        "evaluations/s",
+        "hands/s",
+        "evaluations feltd/treys",
+        "evaluations feltd/pokerkit",
+        "hands feltd/pokerkit",
+        "pokerkit finished 3 of 3 hands with exactly feltd's stacks",
+    ):
+        assert expected in out, f"expected {expected!r} in the bench output, got:\n{out}"
+    assert "n/a" not in out, f"expected every ratio (treys and pokerkit are installed), got:\n{out}"
