@@ -15,7 +15,8 @@ Rules (RULES.md):
   blind last hand, which may now be empty (a dead button) — and when there was no small blind
   last hand the button stays where it was, so the same player may keep it (P§7).
   Forward-moving button (S): the button moves one occupied seat clockwise; the blinds are the next
-  two players; players may skip a blind as others bust.
+  two players; players may skip a blind as others bust. When a newcomer would make last hand's
+  big blind post it again, the button and blinds move one more seat.
 - BTN-2 heads-up: the button posts the small blind and acts first before the flop. The last big
   blind, if still here, gets the button; so going from three players to two never gives anyone
   the big blind twice in a row, under either rule.
@@ -234,6 +235,12 @@ class Table:
         """The positions of the last hand dealt here (``None`` before the first hand)."""
         return None if self._last is None else self._last.positions
 
+    @property
+    def last_big_blind_player(self) -> str | None:
+        """Who posted the big blind last hand: with ``last_positions`` and ``players``, what a
+        between-hands snapshot needs to ``restore`` the table."""
+        return None if self._last is None else self._last.big_blind_player
+
     # -- seating -------------------------------------------------------------------------------
 
     def _verify_between_hands(self, what: str) -> None:
@@ -419,7 +426,12 @@ class Table:
         if self.settings.button_rule is ButtonRule.FORWARD:
             button = self._next_after(previous.button, candidates)
             small = self._next_after(button, candidates)
-            return Positions(button, small, self._next_after(small, candidates), dealt_in)
+            big = self._next_after(small, candidates)
+            if last_big_present and big == previous.big_blind:
+                # a newcomer just after the button or between the blinds would hand the last big
+                # blind a second one; everything moves one more seat instead
+                button, small, big = small, big, self._next_after(big, candidates)
+            return Positions(button, small, big, dealt_in)
         big = self._next_after(previous.big_blind, candidates)
         small_blind: int | None = previous.big_blind if last_big_present else None
         button = previous.small_blind if previous.small_blind is not None else previous.button
@@ -584,9 +596,30 @@ class Table:
         return HandResult(hand_id=hand_id, busted=busted)
 
     def restore(
-        self, players: Iterable[SeatedPlayer], last_positions: Positions | None, big_blind_player: str
+        self,
+        players: Iterable[SeatedPlayer],
+        last_positions: Positions | None,
+        big_blind_player: str | None,
+        first_button: int | None = None,
     ) -> None:
-        """Rebuild a table from a snapshot taken between hands (crash recovery, CRASH-1)."""
+        """Rebuild a table from a snapshot taken between hands (crash recovery, CRASH-1): the
+        seated players, the last hand's positions and big blind player, and the first button if
+        no hand was dealt yet.
+        """
         self._verify_between_hands("restore a snapshot")
-        self._seats = {seated.seat: seated for seated in players}
-        self._last = None if last_positions is None else _LastHand(last_positions, big_blind_player)
+        seats = {seated.seat: seated for seated in players}
+        for seat in seats:
+            self._verify_seat_number(seat)
+        if last_positions is not None and big_blind_player is None:
+            raise TableError("a snapshot with last positions must name the last big blind player")
+        self._seats = seats
+        self._first_button = first_button
+        if last_positions is None or big_blind_player is None:
+            self._last = None
+        else:
+            self._last = _LastHand(last_positions, big_blind_player)
+
+    @property
+    def first_button(self) -> int | None:
+        """The drawn or placed first button (``None`` until chosen)."""
+        return self._first_button

@@ -340,3 +340,46 @@ def test_hands_until_big_blind_counts_clockwise_from_the_next_big_blind() -> Non
     assert got == {7: 0, 9: 1, 1: 2, 3: 3, 5: 4}, got
     positions = table.next_positions()
     assert where(positions) == (3, 5, 7)
+
+
+@pytest.mark.parametrize("rule", [ButtonRule.DEAD, ButtonRule.FORWARD])
+@pytest.mark.parametrize("join", [JoinRule.ANY, JoinRule.NOT_BETWEEN_BLINDS_AND_BUTTON])
+def test_btn_1_btn_3_positions_stay_valid_with_random_busts_and_arrivals(
+    rule: ButtonRule, join: JoinRule
+) -> None:
+    for seed in range(150):
+        rng = random.Random(seed)
+        size = rng.randint(2, 10)
+        seats = sorted(rng.sample(range(1, size + 1), rng.randint(2, size)))
+        table = make_table(seats, size=size, rule=rule, join=join, button=rng.choice(seats))
+        last_big: str | None = None
+        arrivals = 0
+        for _ in range(40):
+            if len(table.players) < 2:
+                break
+            dealt = list(table.next_positions().dealt_in)
+            bust = [rng.choice(dealt)] if rng.random() < 0.4 and len(dealt) > 2 else []
+            setup, positions = play(table, bust=bust)
+            setup.validate()
+            big = next(seat.player for seat in setup.seats if seat.seat == positions.big_blind)
+            assert big != last_big, f"seed {seed}: {big} posted the big blind twice in a row"
+            assert positions.button != positions.big_blind, (
+                f"seed {seed}: button on the big blind {positions}"
+            )
+            if len(positions.dealt_in) == 2:
+                assert positions.button == positions.small_blind, f"seed {seed}: heads-up {positions}"
+            last_big = big
+            if rng.random() < 0.3 and table.empty_seats():
+                arrivals += 1
+                table.seat_player(
+                    rng.choice(table.empty_seats()), f"new{seed}-{arrivals}", rng.randint(1, 2000)
+                )
+
+
+def test_crash_1_snapshot_between_hands_restores_the_same_next_positions() -> None:
+    table = make_table([1, 3, 5, 7])
+    play(table, bust=[5])
+    copy = Table(table.settings)
+    copy.restore(table.players, table.last_positions, table.last_big_blind_player, table.first_button)
+    assert copy.next_positions() == table.next_positions(), (copy.next_positions(), table.next_positions())
+    assert copy.hands_until_big_blind(1) == table.hands_until_big_blind(1)
