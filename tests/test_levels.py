@@ -94,3 +94,10 @@ def test_hfh_1_level_clock_loses_one_or_two_minutes_per_hand() -> None:
     assert clock.level_index_at(13 * MIN, deducted_seconds=3 * 60) == 1
     # while the clock stood still for hand-for-hand, the level did not run
     assert clock.level_index_at(16 * MIN, paused_seconds=2 * MIN) == 0
+
+
+def test_brk_t1_zero_minute_breaks_are_no_breaks() -> None:
+    clock = LevelClock(LEVELS, Breaks(minutes=0))
+    assert clock.breaks_until(10 * 3600) == ()
+    assert clock.can_start_hand(55 * MIN)
+    assert clock.level_index_at(20 * MIN) == 1

@@ -98,6 +98,7 @@ class LevelClock:
         self._scheduled = 0  # scheduled breaks generated so far
         self._break_total = 0
         self._exhausted = breaks.mode is BreakMode.NONE and add_on_break_at is None
+        self._generated_to = 0  # every break starting before this second is in ``_windows``
         # play seconds at which each level ends
         ends, total = [], 0
         for level in self._levels:
@@ -122,7 +123,7 @@ class LevelClock:
 
     def _extend(self, horizon: int) -> None:
         """Generate break windows until one starts after ``horizon``."""
-        while not self._exhausted and (not self._windows or self._windows[-1].start <= horizon):
+        while not self._exhausted and self._generated_to <= horizon:
             last_end = self._windows[-1].end if self._windows else 0
             scheduled = self._next_scheduled_start()
             addon = self._add_on_pending
@@ -139,7 +140,8 @@ class LevelClock:
             else:
                 self._exhausted = True
                 return
-            if window.seconds > 0:
+            self._generated_to = window.start + 1
+            if window.seconds > 0:  # a zero-minute break is no break
                 self._windows.append(window)
                 self._break_total += window.seconds
 
@@ -158,7 +160,7 @@ class LevelClock:
 
     def next_break(self, now: int) -> BreakWindow | None:
         """The break in force at ``now`` or, if none, the next one to start (``None``: no more)."""
-        self._extend(now + 2 * HOUR)
+        self._extend(now)  # afterwards a window starting after ``now`` exists, unless none ever will
         for window in self._windows:
             if window.end > now:
                 return window
