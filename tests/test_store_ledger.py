@@ -7,12 +7,15 @@ import asyncio
 import random
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import asyncpg
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.tournament.config import load_config
+from engine.tournament.simulation import run_tournament
 from engine.tournament.transfers import (
     CASHIER,
     HOUSE,
@@ -118,6 +121,29 @@ async def test_replaying_a_whole_tournament_twice_moves_money_once(store: Store)
     assert await store.ledger.balances() == once, "replays changed a balance"
     report = await store.ledger.check()
     assert report.ok and report.transactions == len(everything), report
+
+
+async def test_replaying_a_simulated_tournament_from_the_real_core_twice_moves_money_once(
+    store: Store, repo_root: Path
+) -> None:
+    """The tournament core's own transfers (registration, rebuys, add-ons, prizes) from
+    ``engine.tournament.simulation.run_tournament``, posted twice in different batchings."""
+    result = run_tournament(load_config(repo_root / "examples" / "turbo-rebuy.toml"), 50, seed=7)
+    transfers = list(result.transfers)
+    reasons = {t.reason for t in transfers}
+    assert {Reason.BUY_IN, Reason.FEE, Reason.REBUY, Reason.PRIZE} <= reasons, reasons
+    for start in range(0, len(transfers), 10):
+        await store.ledger.post(transfers[start:start + 10])
+    once = await store.ledger.balances()
+    expected = net_by_account(transfers)
+    assert once == expected, "balances after one pass differ from the net of the core's transfers"
+    assert once[pool_account(result.tournament_id)] == 0, "the pool is paid out in full"
+    for start in range(0, len(transfers), 37):
+        replay = await store.ledger.post(transfers[start:start + 37])
+        assert not replay.posted, f"a replay moved money: {replay.posted[:3]}"
+    assert await store.ledger.balances() == once
+    report = await store.ledger.check()
+    assert report.ok and report.transactions == len(transfers), report
 
 
 async def test_partly_replayed_batch_posts_only_the_new_transfers(store: Store) -> None:
