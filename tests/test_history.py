@@ -313,6 +313,36 @@ def test_phh_replay_reports_the_refused_action_and_the_reason() -> None:
     assert result.refused.action == "p3 cbr 25" and "RaiseTooSmall" in result.refused.reason, result.refused
 
 
+# A public hand record (Full Tilt, 2009: Ivey, Antonius, Dwan), as the PHH project writes it up:
+# three-handed with antes, an unseen folded hand, an all-in on the turn shown before the river.
+DWAN_IVEY = """
+variant = "NT"
+ante_trimming_status = true
+antes = [500, 500, 500]
+blinds_or_straddles = [1000, 2000, 0]
+min_bet = 2000
+starting_stacks = [1125600, 2000000, 553500]
+players = ["Ivey", "Antonius", "Dwan"]
+actions = [
+  "d dh p1 Ac2d", "d dh p2 ????", "d dh p3 7h6h",
+  "p3 cbr 7000", "p1 cbr 23000", "p2 f", "p3 cc",
+  "d db Jc3d5c", "p1 cbr 35000", "p3 cc",
+  "d db 4h", "p1 cbr 90000", "p3 cbr 232600", "p1 cbr 1067100", "p3 cc",
+  "p1 sm Ac2d", "p3 sm 7h6h",
+  "d db Jh",
+]
+"""
+
+
+def test_phh_import_of_a_recorded_hand_with_an_unseen_folded_hand() -> None:
+    phh = loads_phh(DWAN_IVEY, "dwan-ivey.phh")
+    result = replay(phh)
+    assert result.refused is None and result.error is None, result
+    # Dwan's seven-high straight beats Ivey's wheel for a pot of 2 x 553,500 + Antonius's 2,500
+    assert result.finishing_stacks == (572100, 1997500, 1109500), result.finishing_stacks
+    assert result.finishing_stacks == _pokerkit_final_stacks(DWAN_IVEY), "pokerkit must agree"
+
+
 # -- PokerStars --------------------------------------------------------------------------------
 
 

@@ -7,7 +7,9 @@ hand, the action and the engine's reason; otherwise the result carries our finis
 PHH player order, to compare with the file's ``finishing_stacks``.
 
 Dealer actions are checked, not played: the deck is fixed before the first card, so a ``d db``
-must name the cards our engine deals at that point. ``sm`` actions are not replayed either: our
+must name the cards our engine deals at that point. Unknown hole cards (``d dh p2 ????``, a hand
+that folded unseen) are filled with unused cards by ``deck_for``; cards a player shows later
+fill in their unknown hand. ``sm`` actions are not replayed either: our
 engine decides who shows (BET-4) and the pots do not depend on it.
 """
 
@@ -158,6 +160,7 @@ def plan_replay(phh: PhhHand) -> ReplayPlan:
     setup.validate()
 
     actions = []
+    unknown: set[int] = set()
     hole: dict[int, tuple[Card, ...]] = {}
     board: list[Card] = []
     for text in phh.actions:
@@ -165,15 +168,22 @@ def plan_replay(phh: PhhHand) -> ReplayPlan:
         if action.player is not None and not 1 <= action.player <= count:
             raise PhhError(f"{label}: action {text!r} names a player outside p1..p{count}")
         if action.kind is PhhActionKind.DEAL_HOLE:
-            if action.cards is None:
-                raise PhhUnsupportedError(f"{label}: unknown hole cards in {text!r} cannot be replayed")
             assert action.player is not None
             seat = seats[action.player - 1]
-            hole[seat] = hole.get(seat, ()) + action.cards
+            if action.cards is None:
+                unknown.add(seat)  # a folded hand nobody saw; cards shown later may fill it in
+            else:
+                hole[seat] = hole.get(seat, ()) + action.cards
         elif action.kind is PhhActionKind.DEAL_BOARD:
             if action.cards is None:
                 raise PhhUnsupportedError(f"{label}: unknown board cards in {text!r} cannot be replayed")
             board.extend(action.cards)
+        elif action.kind is PhhActionKind.SHOW_MUCK and action.cards is not None:
+            assert action.player is not None
+            seat = seats[action.player - 1]
+            if seat in unknown:
+                hole[seat] = action.cards
+                unknown.discard(seat)
         actions.append(action)
     return ReplayPlan(setup, tuple(seats), hole, tuple(board), tuple(actions))
 
