@@ -10,9 +10,16 @@ that is not installed is skipped with a note.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+
+# Only argparse is imported for real: `feltd --help` imports every leaf module. The names below
+# are for the type checker alone (mypy treats any TYPE_CHECKING constant as typing's).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
+
+    from engine.betting import HandSetup
+    from engine.events import HandEvent
 
 HELP = "Evaluations/s and full hands/s, with treys and pokerkit as peers."
 
@@ -126,16 +133,28 @@ _PLAYERS = 9
 _SMALL_BLIND, _BIG_BLIND = 50, 100
 
 
-@dataclass(frozen=True, slots=True)
 class _RecordedHand:
-    """One hand of the workload: what feltd needs to replay it and pokerkit's script for it."""
+    """One hand of the workload, as feltd played it (a plain slotted class: see the imports)."""
 
-    setup: Any  # engine.betting.HandSetup
-    deck: tuple[int, ...]
-    salt: bytes
-    decisions: tuple[tuple[int, int], ...]  # (code, raise-to amount or 0), in order
-    order: tuple[int, ...]  # seats in deal order: pokerkit's player indices
-    finishing: tuple[int, ...]  # feltd's finishing stacks in deal order
+    __slots__ = ("decisions", "deck", "events", "finishing", "order", "salt", "setup")
+
+    def __init__(
+        self,
+        setup: HandSetup,
+        deck: tuple[int, ...],
+        salt: bytes,
+        decisions: tuple[tuple[int, int], ...],  # (code, raise-to amount or 0), in order
+        order: tuple[int, ...],  # seats in deal order: pokerkit's player indices
+        finishing: tuple[int, ...],  # feltd's finishing stacks in deal order
+        events: tuple[HandEvent, ...],
+    ) -> None:
+        self.setup = setup
+        self.deck = deck
+        self.salt = salt
+        self.decisions = decisions
+        self.order = order
+        self.finishing = finishing
+        self.events = events
 
 
 def _record_hands(count: int, seed: int) -> list[_RecordedHand]:
@@ -186,6 +205,7 @@ def _record_hands(count: int, seed: int) -> list[_RecordedHand]:
                 decisions=tuple(decisions),
                 order=order,
                 finishing=tuple(finishing[seat] for seat in order),
+                events=tuple(hand.events),
             )
         )
     return recorded
@@ -205,11 +225,20 @@ def _replay_feltd(hands: Sequence[_RecordedHand]) -> None:
                 hand.bet_or_raise_to(amount)
 
 
-@dataclass(frozen=True, slots=True)
 class _PokerkitHand:
-    stacks: tuple[int, ...]
-    script: tuple[tuple[int, Any, int], ...]  # (code, amount or cards, player index)
-    expected: tuple[int, ...]
+    """One hand of the workload as pokerkit operations, with feltd's result to compare."""
+
+    __slots__ = ("expected", "script", "stacks")
+
+    def __init__(
+        self,
+        stacks: tuple[int, ...],
+        script: tuple[tuple[int, Any, int], ...],  # (code, amount or cards, player index)
+        expected: tuple[int, ...],
+    ) -> None:
+        self.stacks = stacks
+        self.script = script
+        self.expected = expected
 
 
 def _pokerkit_script(recorded: _RecordedHand, pk_cards: Sequence[Any]) -> _PokerkitHand:
@@ -217,21 +246,11 @@ def _pokerkit_script(recorded: _RecordedHand, pk_cards: Sequence[Any]) -> _Poker
     card already a pokerkit ``Card`` (parsing stays out of the timed replay)."""
     from engine.events import ActionKind, ActionTaken, HoleCardsDealt, StreetDealt
     from engine.fairness import layout_for
-    from engine.hand import Hand
 
-    # Replaying in feltd once more gives its event log (the recording kept only decisions).
-    hand = Hand(recorded.setup, deck=recorded.deck, salt=recorded.salt)
-    for code, amount in recorded.decisions:
-        if code == _CHECK_OR_CALL:
-            hand.check_or_call()
-        elif code == _FOLD:
-            hand.fold()
-        else:
-            hand.bet_or_raise_to(amount)
     burns = iter(layout_for(recorded.setup).burn_positions)
     index = {seat: i for i, seat in enumerate(recorded.order)}
     script: list[tuple[int, Any, int]] = []
-    for event in hand.events:
+    for event in recorded.events:
         if isinstance(event, HoleCardsDealt):
             script.append((_DEAL_HOLE, tuple(pk_cards[c] for c in event.cards), index[event.seat]))
         elif isinstance(event, StreetDealt):
