@@ -1,0 +1,615 @@
+"""Named rule tests for the hand engine: one or more tests per rule id of RULES.md that
+``engine.hand`` enforces (BET-1..4, LVL-1, CLK-1, CLK-2, BTN-1, BTN-2) and the provably fair
+deck commitment. Each hand is dealt from exact cards (``deck_for``) so the outcome is known."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+
+import pytest
+
+from engine.betting import AnteKind, Game, HandSetup, HandSetupError, Limit, SeatSetup, Street
+from engine.cards import parse_cards
+from engine.events import (
+    OPERATOR,
+    ActionKind,
+    AntePosted,
+    BlindKind,
+    BlindPosted,
+    CardsMucked,
+    CardsShown,
+    DeckRevealed,
+    DeckSealed,
+    HandEnded,
+    HandsShown,
+    HandStarted,
+    HoleCardsDealt,
+    PotAwarded,
+    StreetDealt,
+    UncalledBetReturned,
+)
+from engine.fairness import commit, deal_order, verify, verify_history
+from engine.hand import (
+    BettingNotReopened,
+    CannotRaiseAllIn,
+    FacingBet,
+    Hand,
+    HandInProgress,
+    HandOver,
+    InvalidAmount,
+    NoBetToFold,
+    NobodyToRaise,
+    NothingToCall,
+    NotYourTurn,
+    RaiseCapReached,
+    RaiseTooLarge,
+    RaiseTooSmall,
+    deck_for,
+)
+
+
+def make_setup(
+    stacks: Mapping[int, int],
+    *,
+    button: int,
+    small: int | None,
+    big: int,
+    blinds: tuple[int, int] = (50, 100),
+    ante: int = 0,
+    ante_kind: AnteKind = AnteKind.NONE,
+    limit: Limit = Limit.NO_LIMIT,
+    game: Game = Game.HOLDEM,
+    absent: frozenset[int] = frozenset(),
+    table_size: int = 9,
+) -> HandSetup:
+    return HandSetup(
+        hand_id="rules",
+        table_size=table_size,
+        seats=tuple(
+            SeatSetup(seat, f"p{seat}", stack, seat in absent) for seat, stack in sorted(stacks.items())
+        ),
+        button=button,
+        small_blind_seat=small,
+        big_blind_seat=big,
+        small_blind=blinds[0],
+        big_blind=blinds[1],
+        ante=ante,
+        ante_kind=ante_kind,
+        limit=limit,
+        game=game,
+    )
+
+
+def make_hand(setup: HandSetup, holes: Mapping[int, str] | None = None, board: str = "") -> Hand:
+    """A hand dealing exactly ``holes`` (seat -> "AsKd") and ``board``; other cards arbitrary."""
+    cards = {seat: parse_cards(text) for seat, text in (holes or {}).items()}
+    return Hand(setup, deck=deck_for(setup, cards, parse_cards(board)), salt=bytes(16))
+
+
+def three_handed(**kwargs: object) -> HandSetup:
+    """Seats 1, 2, 3; button 1, small blind 2, big blind 3; 50/100."""
+    stacks = kwargs.pop("stacks", {1: 10_000, 2: 10_000, 3: 10_000})
+    return make_setup(stacks, button=1, small=2, big=3, **kwargs)  # type: ignore[arg-type]
+
+
+def events_of(hand: Hand, kind: type) -> list:  # type: ignore[type-arg]
+    return [event for event in hand.events if isinstance(event, kind)]
+
+
+def total_chips(hand: Hand) -> int:
+    return sum(hand.stacks.values()) + hand.pot_total
+
+
+# ---------------------------------------------------------------- BET-1 betting structures
+
+
+def test_bet_1_fixed_limit_bet_and_three_raises_postflop() -> None:
+    hand = make_hand(three_handed(limit=Limit.FIXED_LIMIT))
+    hand.check_or_call()  # button calls 100
+    hand.check_or_call()  # small blind completes
+    hand.check_or_call()  # big blind checks
+    assert hand.street is Street.FLOP
+    assert hand.legal_actions().min_raise_to == hand.legal_actions().max_raise_to == 100, (
+        f"expected a fixed 100 bet on the flop, got {hand.legal_actions()}"
+    )
+    hand.bet_or_raise_to(100)  # seat 2 bets
+    hand.bet_or_raise_to(200)  # seat 3 raises
+    hand.bet_or_raise_to(300)  # seat 1 raises
+    hand.bet_or_raise_to(400)  # seat 2: third raise, the cap
+    legal = hand.legal_actions()
+    assert legal.min_raise_to is None, f"expected no fourth raise, got {legal}"
+    with pytest.raises(RaiseCapReached, match="a bet and 3 raises"):
+        hand.bet_or_raise_to(500)
+    hand.check_or_call()
+    hand.check_or_call()
+    assert hand.street is Street.TURN
+    legal = hand.legal_actions()
+    assert (legal.min_raise_to, legal.max_raise_to) == (200, 200), f"expected the 200 big bet, got {legal}"
+
+
+def test_bet_1_fixed_limit_preflop_big_blind_counts_as_the_bet() -> None:
+    hand = make_hand(three_handed(limit=Limit.FIXED_LIMIT))
+    hand.bet_or_raise_to(200)
+    hand.bet_or_raise_to(300)
+    hand.bet_or_raise_to(400)  # three raises over the big blind: capped at 4 small bets
+    assert hand.legal_actions().min_raise_to is None, f"expected the preflop cap, got {hand.legal_actions()}"
+    assert not hand.can_bet_or_raise_to(500)
+
+
+def test_bet_1_pot_limit_max_is_pot_after_calling() -> None:
+    hand = make_hand(three_handed(limit=Limit.POT_LIMIT))
+    # Pot 150; button calls 100 and raises the 250 pot: to 350.
+    assert hand.legal_actions().max_raise_to == 350, f"expected 350, got {hand.legal_actions()}"
+    with pytest.raises(RaiseTooLarge, match="at most 350"):
+        hand.bet_or_raise_to(351)
+    hand.bet_or_raise_to(350)
+    # Pot 500; small blind calls 300 (pot 800) and raises 800: to 1150.
+    assert hand.legal_actions().max_raise_to == 1150, f"expected 1150, got {hand.legal_actions()}"
+
+
+def test_bet_1_no_limit_unlimited_raises_up_to_the_stack() -> None:
+    hand = make_hand(three_handed())
+    amount = 100
+    for _ in range(6):  # six raises, more than fixed limit's cap, all legal
+        amount *= 2
+        hand.bet_or_raise_to(amount)
+    assert hand.legal_actions().max_raise_to == 10_000, f"expected all-in allowed, got {hand.legal_actions()}"
+    assert hand.legal_actions().min_raise_to is not None
+
+
+# ---------------------------------------------------------------- BET-2 raise sizes, reopening
+
+
+def test_bet_2_min_raise_is_the_previous_raise() -> None:
+    hand = make_hand(three_handed())
+    assert hand.legal_actions().min_raise_to == 200, "expected a min raise to 2 big blinds"
+    hand.bet_or_raise_to(500)  # a raise of 400
+    assert hand.legal_actions().min_raise_to == 900, f"expected 500 + 400, got {hand.legal_actions()}"
+    with pytest.raises(RaiseTooSmall, match="at least 900"):
+        hand.bet_or_raise_to(899)
+
+
+def test_bet_2_short_all_in_does_not_reopen_betting_to_players_who_acted() -> None:
+    stacks = {1: 10_000, 2: 10_000, 3: 650, 4: 10_000}
+    hand = make_hand(make_setup(stacks, button=1, small=2, big=3))
+    assert hand.actor == 4
+    hand.bet_or_raise_to(400)  # seat 4 raises by 300
+    hand.check_or_call()  # seat 1 calls
+    hand.check_or_call()  # seat 2 calls
+    hand.bet_or_raise_to(650)  # seat 3 (big blind) all-in: a raise of 250, less than a full 300
+    for seat in (4, 1, 2):
+        legal = hand.legal_actions()
+        assert legal.seat == seat and legal.min_raise_to is None, f"expected call-or-fold only, got {legal}"
+        with pytest.raises(BettingNotReopened, match="call or fold"):
+            hand.bet_or_raise_to(2_000)
+        hand.check_or_call()
+    assert hand.street is Street.FLOP
+
+
+def test_bet_2_short_all_in_lets_players_who_have_not_acted_raise() -> None:
+    stacks = {1: 10_000, 2: 10_000, 3: 10_000, 4: 10_000, 5: 450}
+    hand = make_hand(make_setup(stacks, button=1, small=2, big=3))
+    hand.bet_or_raise_to(300)  # seat 4 raises by 200
+    hand.bet_or_raise_to(450)  # seat 5 all-in: a raise of 150, less than a full 200
+    legal = hand.legal_actions()
+    assert legal.seat == 1 and legal.min_raise_to == 650, (
+        f"seat 1 has not acted: expected a raise to at least 450 + 200, got {legal}"
+    )
+    hand.check_or_call()  # seat 1 calls
+    hand.check_or_call()  # seat 2 calls
+    hand.bet_or_raise_to(1_500)  # seat 3 (big blind, not acted on the raise) re-raises: a full raise
+    legal = hand.legal_actions()
+    assert legal.seat == 4 and legal.min_raise_to == 2_550, f"a full raise reopens seat 4, got {legal}"
+
+
+def test_bet_2_all_in_for_less_preflop_keeps_the_big_blind_as_raise_size() -> None:
+    hand = make_hand(make_setup({1: 10_000, 2: 10_000, 3: 10_000, 4: 150}, button=1, small=2, big=3))
+    hand.bet_or_raise_to(150)  # seat 4 all-in for less than a min raise
+    legal = hand.legal_actions()
+    assert legal.call_amount == 150 and legal.min_raise_to == 250, (
+        f"expected call 150 or raise to 150 + 100, got {legal}"
+    )
+
+
+# ---------------------------------------------------------------- BET-3 uncalled bets, side pots, odd chips
+
+
+def test_bet_3_uncalled_bet_returned() -> None:
+    hand = make_hand(three_handed(stacks={1: 1_000, 2: 5_000, 3: 5_000}))
+    hand.check_or_call()
+    hand.check_or_call()
+    hand.check_or_call()
+    hand.bet_or_raise_to(2_000)  # seat 2 bets on the flop
+    hand.fold()
+    hand.fold()
+    returned = events_of(hand, UncalledBetReturned)
+    assert [(e.seat, e.amount) for e in returned] == [(2, 2_000)], (
+        f"expected 2000 back to seat 2, got {returned}"
+    )
+    assert hand.finishing_stacks() == {1: 900, 2: 5_200, 3: 4_900}
+
+
+def test_bet_3_uncalled_part_of_a_bet_over_an_all_in_is_returned() -> None:
+    hand = make_hand(
+        make_setup({1: 5_000, 2: 300}, button=1, small=1, big=2),
+        holes={1: "KsKd", 2: "AsAd"},
+        board="2c7d9hJsQc",
+    )
+    hand.bet_or_raise_to(3_000)  # the button raises; the big blind can call only 300 of it
+    hand.check_or_call()
+    assert events_of(hand, UncalledBetReturned) == [UncalledBetReturned(1, 2_700)]
+    assert hand.is_over and hand.finishing_stacks() == {1: 4_700, 2: 600}
+
+
+def test_bet_3_side_pots_per_all_in_amount() -> None:
+    setup = make_setup({1: 300, 2: 700, 3: 5_000, 4: 5_000}, button=4, small=1, big=2, blinds=(10, 20))
+    hand = make_hand(
+        setup,
+        holes={1: "AsAd", 2: "KsKd", 3: "QsQd", 4: "JsJd"},
+        board="2c7d9h3s4c",
+    )
+    hand.bet_or_raise_to(1_000)  # seat 3
+    hand.check_or_call()  # seat 4 calls 1000
+    hand.check_or_call()  # seat 1 all-in 300
+    hand.check_or_call()  # seat 2 all-in 700
+    # Flop onward: seats 3 and 4 check it down.
+    while not hand.is_over:
+        hand.check_or_call()
+    awards = events_of(hand, PotAwarded)
+    summary = [(a.amount, a.eligible, a.winners) for a in awards]
+    assert summary == [
+        (1_200, (1, 2, 3, 4), (1,)),
+        (1_200, (2, 3, 4), (2,)),
+        (600, (3, 4), (3,)),
+    ], f"expected a main pot and two side pots, got {summary}"
+    assert hand.finishing_stacks() == {1: 1_200, 2: 1_200, 3: 4_600, 4: 4_000}
+
+
+def test_bet_3_odd_chip_to_first_winner_left_of_button() -> None:
+    # Seats 2 and 5 hold the same ace-high straight; seat 7 folds its small blind: a pot of 25.
+    hand = make_hand(
+        make_setup({2: 1_000, 5: 1_000, 7: 1_000}, button=5, small=7, big=2, blinds=(5, 10)),
+        holes={7: "2c3d", 2: "AsKd", 5: "AhKc"},
+        board="QsJhTd4c5c",
+    )
+    hand.check_or_call()  # seat 5 (button) calls 10
+    hand.fold()  # seat 7 folds
+    hand.check_or_call()  # seat 2 checks
+    while not hand.is_over:
+        hand.check_or_call()
+    award = events_of(hand, PotAwarded)[0]
+    # Left of the button (5): seat 7 (folded), then seat 2, which gets the odd chip.
+    assert (award.amount, award.winners, award.shares) == (25, (2, 5), (13, 12)), (
+        f"expected 13 to seat 2 (first winner left of the button) and 12 to seat 5, got {award}"
+    )
+    assert hand.finishing_stacks() == {2: 1_003, 5: 1_002, 7: 995}
+
+
+# ---------------------------------------------------------------- BET-4 showdown
+
+
+def test_bet_4_last_aggressor_shows_first_and_loser_mucks() -> None:
+    hand = make_hand(
+        three_handed(),
+        holes={1: "AsAd", 2: "7c2d", 3: "KsKd"},
+        board="3c8d9hJs4c",
+    )
+    hand.check_or_call()  # 1 calls
+    hand.check_or_call()  # 2 completes
+    hand.check_or_call()  # 3 checks
+    for _ in range(2):  # flop and turn checked through
+        hand.check_or_call()
+        hand.check_or_call()
+        hand.check_or_call()
+    assert hand.street is Street.RIVER
+    hand.check_or_call()  # 2 checks
+    hand.bet_or_raise_to(200)  # 3 bets: the last aggressor
+    hand.check_or_call()  # 1 calls
+    hand.fold()  # 2 folds
+    shown = [e for e in hand.events if isinstance(e, (CardsShown, CardsMucked))]
+    assert [(type(e).__name__, e.seat) for e in shown] == [("CardsShown", 3), ("CardsShown", 1)], (
+        f"expected the river bettor (3) to show first, then 1 who beats it, got {shown}"
+    )
+    hand = make_hand(
+        three_handed(),
+        holes={1: "7c2d", 2: "AsAd", 3: "KsKd"},
+        board="3c8d9hJs4c",
+    )
+    hand.check_or_call()
+    hand.check_or_call()
+    hand.check_or_call()
+    while hand.street is not Street.RIVER:
+        hand.check_or_call()
+    hand.check_or_call()  # 2 checks
+    hand.bet_or_raise_to(200)  # 3 bets
+    hand.check_or_call()  # 1 calls with nothing
+    hand.check_or_call()  # 2 calls
+    shown = [(type(e).__name__, e.seat) for e in hand.events if isinstance(e, (CardsShown, CardsMucked))]
+    assert shown == [("CardsShown", 3), ("CardsMucked", 1), ("CardsShown", 2)], (
+        f"expected 3 to show, 1 to muck a hand that cannot win, 2 to show the winner, got {shown}"
+    )
+    mucked = next(e for e in hand.events if isinstance(e, CardsMucked))
+    assert not hasattr(mucked, "cards"), "a muck must not carry the cards"
+
+
+def test_bet_4_first_left_of_button_shows_first_without_a_river_bet() -> None:
+    hand = make_hand(three_handed(), holes={1: "AsAd", 2: "KsKd", 3: "QsQd"}, board="3c8d9hJs4c")
+    while not hand.is_over:
+        hand.check_or_call()
+    order = [e.seat for e in hand.events if isinstance(e, (CardsShown, CardsMucked))]
+    assert order == [2, 3, 1], f"expected showdown from the first seat left of the button, got {order}"
+    assert [type(e).__name__ for e in hand.events if isinstance(e, (CardsShown, CardsMucked))] == [
+        "CardsShown",
+        "CardsMucked",
+        "CardsShown",
+    ]
+
+
+def test_bet_4_all_in_and_call_shows_all_hands_before_the_board() -> None:
+    hand = make_hand(
+        make_setup({1: 2_000, 2: 2_000}, button=1, small=1, big=2),
+        holes={1: "AsAd", 2: "KsKd"},
+        board="3c8d9hJs4c",
+    )
+    hand.bet_or_raise_to(2_000)
+    hand.check_or_call()
+    kinds = [type(e).__name__ for e in hand.events]
+    shown_at = kinds.index("HandsShown")
+    assert shown_at < kinds.index("StreetDealt"), f"expected hands face up before the flop, got {kinds}"
+    shown = events_of(hand, HandsShown)[0]
+    assert {h.seat: h.cards for h in shown.hands} == {
+        1: tuple(parse_cards("AsAd")),
+        2: tuple(parse_cards("KsKd")),
+    }
+    assert not events_of(hand, CardsMucked) and not events_of(hand, CardsShown)
+    assert hand.finishing_stacks() == {1: 4_000, 2: 0}
+
+
+def test_bet_4_everyone_folds_nobody_shows() -> None:
+    hand = make_hand(three_handed())
+    hand.bet_or_raise_to(300)
+    hand.fold()
+    hand.fold()
+    assert not events_of(hand, CardsShown) and not events_of(hand, HandsShown)
+    award = events_of(hand, PotAwarded)
+    assert [(a.winners, a.amount, a.description) for a in award] == [((1,), 250, None)]
+
+
+# ---------------------------------------------------------------- LVL-1 antes
+
+
+def test_lvl_1_per_player_antes_posted_by_everyone_short_one_all_in() -> None:
+    stacks = {1: 1_000, 2: 1_000, 3: 1_000, 4: 10}
+    hand = make_hand(make_setup(stacks, button=1, small=2, big=3, ante=25, ante_kind=AnteKind.EACH))
+    antes = {e.seat: (e.amount, e.all_in) for e in events_of(hand, AntePosted)}
+    assert antes == {1: (25, False), 2: (25, False), 3: (25, False), 4: (10, True)}, f"got {antes}"
+    assert hand.pot_total == 25 * 3 + 10 + 50 + 100
+    assert hand.actor == 1, "the all-in player does not act"
+
+
+def test_lvl_1_big_blind_ante_posted_by_big_blind_only() -> None:
+    hand = make_hand(three_handed(ante=100, ante_kind=AnteKind.BIG_BLIND))
+    antes = [(e.seat, e.amount) for e in events_of(hand, AntePosted)]
+    assert antes == [(3, 100)], f"expected one 100 ante from the big blind, got {antes}"
+    assert hand.stacks == {1: 10_000, 2: 9_950, 3: 9_800}
+    legal = hand.legal_actions()
+    assert legal.call_amount == 100, f"the ante is dead: expected 100 to call, got {legal}"
+
+
+def test_lvl_1_short_big_blind_pays_blind_before_ante() -> None:
+    stacks = {1: 10_000, 2: 10_000, 3: 130}
+    hand = make_hand(three_handed(stacks=stacks, ante=100, ante_kind=AnteKind.BIG_BLIND))
+    blind = next(e for e in events_of(hand, BlindPosted) if e.blind is BlindKind.BIG)
+    ante = events_of(hand, AntePosted)
+    assert blind.amount == 100 and blind.all_in, f"expected the full big blind first, got {blind}"
+    assert [(e.seat, e.amount) for e in ante] == [(3, 30)], f"expected the 30 left as the ante, got {ante}"
+    assert hand.legal_actions().call_amount == 100
+
+
+# ---------------------------------------------------------------- CLK-1, CLK-2 timeouts and absence
+
+
+def test_clk_2_timeout_folds_facing_a_bet_and_checks_otherwise() -> None:
+    hand = make_hand(three_handed())
+    event = hand.timeout()  # seat 1 faces the big blind
+    assert (event.seat, event.kind, event.timed_out) == (1, ActionKind.FOLD, True), f"got {event}"
+    hand.check_or_call()  # seat 2 completes
+    event = hand.timeout()  # seat 3, big blind, faces no bet
+    assert (event.seat, event.kind, event.timed_out) == (3, ActionKind.CHECK, True), f"got {event}"
+    assert hand.street is Street.FLOP
+
+
+def test_clk_1_absent_player_posts_and_is_folded_by_timeouts() -> None:
+    setup = three_handed(absent=frozenset({3}), ante=10, ante_kind=AnteKind.EACH)
+    hand = make_hand(setup)
+    assert hand.is_absent(3) and not hand.is_absent(1)
+    posted = {(type(e).__name__, e.seat) for e in hand.events if isinstance(e, (AntePosted, BlindPosted))}
+    assert ("BlindPosted", 3) in posted and ("AntePosted", 3) in posted, (
+        f"expected seat 3 to post, got {posted}"
+    )
+    assert 3 in {e.seat for e in events_of(hand, HoleCardsDealt)}, "seat 3 is dealt in"
+    hand.bet_or_raise_to(300)  # seat 1 raises
+    hand.fold()  # seat 2 folds
+    event = hand.timeout(seat=3)  # the table acts for the absent big blind
+    assert (event.kind, event.timed_out) == (ActionKind.FOLD, True)
+    assert hand.finishing_stacks() == {1: 10_000 + 50 + 100 + 20, 2: 9_940, 3: 9_890}
+
+
+# ---------------------------------------------------------------- BTN-1, BTN-2 positions
+
+
+def test_btn_2_heads_up_button_acts_first_preflop_last_postflop() -> None:
+    hand = make_hand(make_setup({4: 1_000, 7: 1_000}, button=7, small=7, big=4))
+    assert hand.actor == 7, f"expected the button (small blind) first preflop, got {hand.actor}"
+    hand.check_or_call()
+    assert hand.actor == 4
+    hand.check_or_call()
+    assert hand.street is Street.FLOP and hand.actor == 4, (
+        f"expected the big blind first postflop, got {hand.actor}"
+    )
+    hand.check_or_call()
+    assert hand.actor == 7, "the button acts last postflop"
+
+
+def test_btn_2_heads_up_equal_blinds_button_still_first() -> None:
+    hand = make_hand(make_setup({4: 1_000, 7: 1_000}, button=7, small=7, big=4, blinds=(100, 100)))
+    assert hand.actor == 7 and hand.legal_actions().can_check, "the button acts first and may check"
+
+
+def test_btn_1_dead_button_empty_seat_and_dead_small_blind() -> None:
+    # Button on empty seat 3, no small blind, big blind seat 5: seat 6 acts first preflop; seat 5
+    # (first after the button) first postflop.
+    hand = make_hand(make_setup({1: 1_000, 5: 1_000, 6: 1_000}, button=3, small=None, big=5))
+    assert [e.blind for e in events_of(hand, BlindPosted)] == [BlindKind.BIG], "no small blind"
+    assert hand.actor == 6
+    hand.check_or_call()
+    hand.check_or_call()
+    hand.check_or_call()
+    assert hand.street is Street.FLOP and hand.actor == 5, f"got {hand.actor}"
+    order = deal_order((1, 5, 6), 3)
+    holes = [e.seat for e in events_of(hand, HoleCardsDealt)]
+    assert holes == list(order) == [5, 6, 1], f"expected dealing from seat 5, got {holes}"
+
+
+# ---------------------------------------------------------------- refused actions
+
+
+def test_refused_actions_raise_typed_errors_and_change_nothing() -> None:
+    hand = make_hand(three_handed())
+    before = (hand.stacks, hand.bets, hand.actor, len(hand.events))
+    with pytest.raises(NotYourTurn, match="seat 1's turn"):
+        hand.check_or_call(seat=2)
+    with pytest.raises(FacingBet):
+        hand.check()
+    with pytest.raises(RaiseTooSmall):
+        hand.bet_or_raise_to(150)
+    with pytest.raises(RaiseTooLarge):
+        hand.bet_or_raise_to(10_001)
+    with pytest.raises(InvalidAmount):
+        hand.bet_or_raise_to(200.0)  # type: ignore[arg-type]
+    assert (hand.stacks, hand.bets, hand.actor, len(hand.events)) == before
+    hand.check_or_call()
+    hand.check_or_call()
+    with pytest.raises(NothingToCall):
+        hand.call()
+    with pytest.raises(NoBetToFold):
+        hand.fold()
+    with pytest.raises(HandInProgress):
+        hand.finishing_stacks()
+    hand.check()
+    hand.bet_or_raise_to(100)
+    hand.fold()
+    hand.fold()
+    with pytest.raises(HandOver):
+        hand.check_or_call()
+    with pytest.raises(HandOver):
+        hand.legal_actions()
+
+
+def test_bet_2_no_raise_when_everyone_else_is_all_in_or_when_covered() -> None:
+    hand = make_hand(make_setup({1: 300, 2: 10_000}, button=1, small=1, big=2))
+    hand.bet_or_raise_to(300)  # the button is all-in
+    assert hand.legal_actions().min_raise_to is None
+    with pytest.raises(NobodyToRaise, match="all-in"):
+        hand.bet_or_raise_to(600)
+    hand.check_or_call()
+    assert hand.is_over
+    hand = make_hand(make_setup({1: 300, 2: 10_000, 3: 10_000}, button=1, small=2, big=3))
+    hand.check_or_call()  # seat 1 calls 100
+    hand.bet_or_raise_to(300)  # seat 2 raises
+    hand.fold()  # seat 3 folds
+    with pytest.raises(CannotRaiseAllIn, match="not more than the 200 to call"):
+        hand.bet_or_raise_to(300)
+    hand.check_or_call()
+
+
+def test_invalid_setups_raise_hand_setup_error() -> None:
+    good = three_handed()
+    with pytest.raises(HandSetupError, match="big blind seat 9 is not dealt in"):
+        make_hand(make_setup({1: 100, 2: 100}, button=1, small=1, big=9))
+    with pytest.raises(HandSetupError, match="cannot hold the button"):
+        make_hand(make_setup({1: 100, 2: 100}, button=2, small=1, big=2))
+    with pytest.raises(HandSetupError, match="positive int"):
+        make_hand(make_setup({1: 100, 2: 0}, button=1, small=1, big=2))
+    with pytest.raises(HandSetupError, match="at least 2 players"):
+        Hand(HandSetup("x", 9, good.seats[:1], 1, None, 1, 50, 100))
+    with pytest.raises(HandSetupError, match="ante kind"):
+        make_hand(three_handed(ante=10))
+    with pytest.raises(HandSetupError, match="appears twice"):
+        Hand(good, deck=[0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], salt=bytes(16))
+    with pytest.raises(HandSetupError, match="the deck has 5"):
+        Hand(good, deck=[0, 1, 2, 3, 4], salt=bytes(16))
+
+
+# ---------------------------------------------------------------- provably fair deck
+
+
+def test_fairness_commitment_verifies_and_fails_on_tampered_deck() -> None:
+    hand = Hand(three_handed(), rng=random.Random(7))
+    while not hand.is_over:
+        hand.check_or_call()
+    started = events_of(hand, HandStarted)[0]
+    revealed = events_of(hand, DeckRevealed)[0]
+    assert started.commitment == hand.commitment == commit(revealed.deck, revealed.salt)
+    assert verify(hand.commitment, hand.deck, hand.salt)
+    tampered = list(hand.deck)
+    tampered[0], tampered[1] = tampered[1], tampered[0]
+    assert not verify(hand.commitment, tampered, hand.salt), "a swapped deck must not verify"
+    assert not verify(hand.commitment, hand.deck, bytes(16)), "another salt must not verify"
+    report = verify_history(hand.events)
+    assert report.ok, f"expected the hand's own log to verify, got {report.problems}"
+    forged = [
+        DeckRevealed(tuple(tampered), e.salt, e.commitment) if isinstance(e, DeckRevealed) else e
+        for e in hand.events
+    ]
+    report = verify_history(forged)
+    assert not report.ok and any("commitment" in p for p in report.problems), f"got {report}"
+
+
+def test_fairness_dealt_cards_must_come_from_the_committed_positions() -> None:
+    hand = Hand(three_handed(), rng=random.Random(8))
+    while not hand.is_over:
+        hand.check_or_call()
+
+    def swap_flop(event: object) -> object:
+        if isinstance(event, StreetDealt) and event.street is Street.FLOP:
+            return StreetDealt(event.street, (event.cards[1], event.cards[0], event.cards[2]), event.board)
+        return event
+
+    swapped = [swap_flop(e) for e in hand.events]
+    report = verify_history(swapped)
+    assert not report.ok and any("flop" in p for p in report.problems), f"got {report}"
+
+
+def test_fairness_seeded_rng_makes_the_hand_deterministic() -> None:
+    first = Hand(three_handed(), rng=random.Random(42))
+    second = Hand(three_handed(), rng=random.Random(42))
+    assert (first.deck, first.salt, first.commitment) == (second.deck, second.salt, second.commitment)
+    assert len(first.salt) == 16
+
+
+def test_events_audience_hole_cards_private_deck_operator_only() -> None:
+    hand = make_hand(three_handed(), holes={1: "AsAd"})
+    dealt = next(e for e in hand.events if isinstance(e, HoleCardsDealt) and e.seat == 1)
+    assert dealt.visible_to(1) and not dealt.visible_to(2) and not dealt.visible_to(None)
+    sealed = events_of(hand, DeckSealed)[0]
+    assert sealed.audience == OPERATOR and not sealed.visible_to(1) and not sealed.visible_to(None)
+    assert not events_of(hand, DeckRevealed), "the deck is revealed only after the hand"
+    while not hand.is_over:
+        hand.check_or_call()
+    assert events_of(hand, DeckRevealed)[0].visible_to(None)
+    assert isinstance(hand.events[-1], HandEnded) and hand.events[-1].stacks() == hand.finishing_stacks()
+
+
+def test_deck_for_deals_exact_cards_in_documented_order() -> None:
+    setup = make_setup({2: 1_000, 4: 1_000, 6: 1_000}, button=4, small=6, big=2, game=Game.OMAHA)
+    holes = {2: "AsKsQsJs", 4: "2c3c4c5c", 6: "9h9d8h8d"}
+    hand = make_hand(setup, holes=holes, board="TsTd7c6d2h")
+    for seat, text in holes.items():
+        assert hand.hole_cards(seat) == tuple(parse_cards(text)), f"seat {seat}"
+    assert hand.deck[0] == parse_cards("9h")[0], "dealing starts left of the button (seat 6)"
+    while not hand.is_over:
+        hand.check_or_call()
+    assert hand.board == tuple(parse_cards("TsTd7c6d2h"))
+    assert total_chips(hand) == 3_000
