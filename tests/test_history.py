@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import re
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -415,6 +416,26 @@ def test_pokerstars_text_of_a_known_hand() -> None:
     assert [line for line in hero_only.splitlines() if line.startswith("Dealt to")] == [
         "Dealt to bob [As Kd]"
     ]
+
+
+COLLECTED = re.compile(r"^\S+ collected (\d+) from (?:pot|main pot|side pot-\d+)$")
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_pokerstars_text_is_complete_for_every_position_case(name: str) -> None:
+    setup = SCENARIOS[name]
+    for seed in range(10):
+        hand = _played(setup, seed)
+        text = format_pokerstars(setup, hand.events, dt.datetime(2026, 12, 1, 9, 5, 0))
+        lines = text.splitlines()
+        assert lines[1].endswith(f"Seat #{setup.button} is the button"), lines[1]
+        summary = lines.index("*** SUMMARY ***")
+        seat_lines = [line for line in lines[summary:] if line.startswith("Seat ")]
+        assert len(seat_lines) == len(setup.seats), f"{name}: one summary line per seat expected:\n{text}"
+        total = sum(event.amount for event in hand.events if isinstance(event, PotAwarded))
+        assert lines[summary + 1].startswith(f"Total pot {total} "), f"{name}: expected pot {total}:\n{text}"
+        collected = sum(int(match[1]) for line in lines if (match := COLLECTED.match(line)))
+        assert collected == total, f"{name}: collected {collected} of a {total} pot:\n{text}"
 
 
 def test_pokerstars_level_numerals() -> None:

@@ -249,7 +249,7 @@ def test_btn_2_heads_up_button_acts_first_preflop_and_last_after() -> None:
 # -- BTN-3 / REG-4 -----------------------------------------------------------------------------
 
 
-def test_btn_3_newcomer_dealt_in_at_once_in_any_position() -> None:
+def test_reg_4_btn_3_newcomer_dealt_in_at_once_in_any_position() -> None:
     table = make_table([1, 3, 5, 7])
     play(table)  # button 1, SB 3, BB 5
     table.seat_player(4, "newcomer", 1000)  # between the next small blind (5) and big blind (7)
@@ -259,7 +259,7 @@ def test_btn_3_newcomer_dealt_in_at_once_in_any_position() -> None:
     assert 2 in table.next_positions().dealt_in
 
 
-def test_btn_3_tda_setting_newcomer_waits_until_the_button_passes() -> None:
+def test_reg_4_btn_3_tda_setting_newcomer_waits_until_the_button_passes() -> None:
     table = make_table([1, 3, 6, 8], join=JoinRule.NOT_BETWEEN_BLINDS_AND_BUTTON)
     play(table)  # button 1, SB 3, BB 6; next: button 3, SB 6, BB 8
     table.seat_player(4, "newcomer", 1000)  # between the next button (3) and small blind (6)
