@@ -240,3 +240,9 @@ def test_move_1_properties_nobody_moves_mid_hand(case: tuple[list[TableState], B
         p for t in tables for p in t.seats.values()
     )
     assert all(len(seats) <= tables[0].size for seats in after.values())
+
+
+def test_brk_2_final_table_waits_for_every_hand_before_breaking() -> None:
+    tables = [table(1, [1, 2, 3, 4, 5]), table(2, [2, 4, 6, 8], in_hand=True)]
+    plan = plan_tables(tables, DEFAULT, random.Random(2), last_elimination_table=1)
+    assert plan.empty and plan.waiting_for == (2,), f"the redraw needs table 2's hand over first, got {plan}"

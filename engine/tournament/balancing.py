@@ -15,7 +15,8 @@ The procedure, in order (every step is deterministic for a given ``rng`` state):
    random) and take a random empty seat there (S, TDA R10B).
 2. BRK-2 redraw. When breaking brings the tournament to a table count in
    ``settings.redraw_at_tables`` (the final table by default), everyone is reseated at random
-   over the remaining tables (even head counts) and those tables draw for the button again.
+   over the remaining tables (even head counts) and those tables draw for the button again. A
+   redraw needs every table idle: until then the plan breaks nothing and waits for the hands.
 3. BAL-1 balance. While the largest and the smallest table differ by ``settings.threshold`` or
    more, move one player from a largest table to a smallest table. The source table (TDA R11C,
    our fixed procedure): among the largest idle tables, the one whose player due the big blind
@@ -33,7 +34,8 @@ Tables in a hand are never touched (a player only moves between hands): they are
 nor destination. When a step needs such a table, the planner stops there and lists the table in
 ``Plan.waiting_for``; the coordinator plans again when that hand ends. A table left with one
 player is never stuck: with seats for three or more, the players left then always fit at one
-table fewer, so step 1 breaks a table.
+table fewer, so step 1 breaks a table. (At heads-up tables of two seats, 2/2/1 is already the
+fewest tables: the lone player waits for the next elimination, which always lets a table break.)
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from engine.tournament.config import Balancing, BreakOrder, MovedPlayerSeat
-from engine.tournament.seating import table_count, table_head_counts
+from engine.tournament.seating import table_count
 
 
 class PlanError(ValueError):
@@ -217,8 +219,13 @@ def plan_tables(
     _break_tables(draft, settings, rng, last_elimination_table)
     redraw: tuple[int, ...] = ()
     if len(draft.tables) < before and len(draft.tables) in settings.redraw_at_tables:
+        busy = [work.table_id for work in draft.tables.values() if work.in_hand]
+        if busy or draft.waiting:
+            # the redraw reseats everyone at once: break nothing until every table is idle,
+            # or the redraw would be lost once the breaks were done
+            return Plan(waiting_for=tuple(sorted({*busy, *draft.waiting})))
         redraw = _redraw(draft, tables, rng)
-    if not redraw:
+    else:
         _balance(draft, settings, moved)
     return Plan(_collapse(draft.moves), tuple(draft.breaks), redraw, tuple(sorted(draft.waiting)))
 
@@ -315,25 +322,23 @@ def _table_to_break(
 
 
 def _redraw(draft: _Draft, original: Sequence[TableState], rng: random.Random) -> tuple[int, ...]:
-    """BRK-2: reseat everyone left at random over the remaining tables; returns their ids."""
-    if any(work.in_hand for work in draft.tables.values()):
-        draft.waiting.update(w.table_id for w in draft.tables.values() if w.in_hand)
-        return ()
+    """BRK-2: reseat everyone left at random over the remaining (idle) tables; returns their ids."""
     # the redraw starts from where everyone sat before this plan, so each player moves once
     start = {player: (t.table_id, seat) for t in original for seat, player in t.seats.items()}
     players = sorted(start)
     rng.shuffle(players)
     table_ids = sorted(draft.tables)
-    size = draft.tables[table_ids[0]].size
+    base, extra = divmod(len(players), len(table_ids))
     draft.moves = []
     index = 0
-    for table_id, count in zip(table_ids, table_head_counts(len(players), size), strict=False):
-        seats = sorted(rng.sample(range(1, size + 1), count))
-        draft.tables[table_id].seats = {}
+    for position, table_id in enumerate(table_ids):
+        work = draft.tables[table_id]
+        seats = sorted(rng.sample(range(1, work.size + 1), base + 1 if position < extra else base))
+        work.seats = {}
         for seat in seats:
             player = players[index]
             index += 1
-            draft.tables[table_id].seats[seat] = player
+            work.seats[seat] = player
             from_table, from_seat = start[player]
             if (from_table, from_seat) != (table_id, seat):
                 draft.moves.append(Move(player, from_table, from_seat, table_id, seat, MoveReason.REDRAW))
