@@ -9,6 +9,9 @@ Promises:
   of the tournament, its newest snapshot at or before the newest batch (or at or before
   ``at_or_before_batch``); a table whose newest snapshot has no seats was broken and is left out.
   The coordinator keeps moves consistent by saving both tables of a move in the same batch.
+- "Newest" is by snapshot id, drawn at insert time, so each table must be saved by one writer at
+  a time (its table actor, or the coordinator between hands); different tables may be saved
+  concurrently.
 """
 
 from __future__ import annotations

@@ -1,0 +1,92 @@
+"""Table snapshots at hand boundaries (CRASH-1) and the latest consistent tournament state."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+import pytest
+
+from server.store.connection import Store, open_store
+from server.store.databases import create_database, drop_database
+from server.store.errors import SnapshotError
+from server.store.snapshots import SeatSnapshot, TableSnapshot
+
+
+@pytest.fixture(scope="module")
+async def store(postgres_server_url: str) -> AsyncIterator[Store]:
+    url = await create_database(postgres_server_url, "feltd_test_snapshots")
+    try:
+        async with open_store(url, max_size=4) as opened:
+            yield opened
+    finally:
+        await drop_database(postgres_server_url, url)
+
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+def table(tid: str, table_id: str, hand: int, players: dict[str, int], *,
+          button: int | None = 1) -> TableSnapshot:
+    seats = tuple(SeatSnapshot(seat, player, stack, 2)
+                  for seat, (player, stack) in enumerate(players.items(), 1))
+    return TableSnapshot(tid, table_id, hand, 1 + hand // 10, button, seats, NOW)
+
+
+async def test_crash_1_latest_state_is_each_tables_last_hand_boundary(store: Store) -> None:
+    await store.snapshots.save([table("s1", "A", 0, {"a1": 1000, "a2": 1000}),
+                                table("s1", "B", 0, {"b1": 1000, "b2": 1000})])
+    await store.snapshots.save([table("s1", "A", 1, {"a1": 1500, "a2": 500})])
+    third = await store.snapshots.save([table("s1", "B", 1, {"b1": 200, "b2": 1800}),
+                                        table("s1", "A", 2, {"a1": 2000})])
+    state = await store.snapshots.load_latest_state("s1")
+    assert state is not None
+    assert state.batch_id == third.batch_id, (state.batch_id, third.batch_id)
+    got = {t.table_id: (t.hand_number, {s.player_id: s.stack for s in t.seats}) for t in state.tables}
+    assert got == {"A": (2, {"a1": 2000}), "B": (1, {"b1": 200, "b2": 1800})}, got
+    assert state.chips == 4000, f"chips are conserved across the state: expected 4000, got {state.chips}"
+    assert state.tables[0] == table("s1", "A", 2, {"a1": 2000}), "a snapshot loads back exactly as saved"
+
+
+async def test_latest_state_at_or_before_a_batch_and_broken_tables(store: Store) -> None:
+    first = await store.snapshots.save([table("s2", "A", 5, {"p1": 10, "p2": 20}),
+                                        table("s2", "B", 5, {"p3": 30})])
+    # A balancing move between hands: both tables in one batch, so no state has p3 twice or never.
+    await store.snapshots.save([table("s2", "A", 5, {"p1": 10, "p2": 20, "p3": 30}),
+                                table("s2", "B", 5, {}, button=None)])
+    now = await store.snapshots.load_latest_state("s2")
+    assert now is not None and [t.table_id for t in now.tables] == ["A"], "a broken table is left out"
+    assert now.players == {"p1", "p2", "p3"}, now.players
+    before = await store.snapshots.load_latest_state("s2", at_or_before_batch=first.batch_id)
+    assert before is not None and {t.table_id for t in before.tables} == {"A", "B"}
+    assert before.players == {"p1", "p2", "p3"}, before.players
+    assert await store.snapshots.load_latest_state("nothing-here") is None
+
+
+async def test_a_thousand_tables_save_in_one_round_trip_and_concurrent_saves_stay_whole(store: Store) -> None:
+    batch = [table("s3", f"T{i}", 1, {f"p{i}-{s}": 1000 + s for s in range(9)}) for i in range(1000)]
+    saved = await store.snapshots.save(batch)
+    assert len(saved.snapshot_ids) == 1000 and list(saved.snapshot_ids) == sorted(saved.snapshot_ids)
+    async def actor(first: int) -> None:
+        # One writer per table, as the table actors are; different tables save concurrently.
+        for hand in range(2, 6):
+            tables = [table("s3", f"T{i}", hand, {f"p{i}-0": 5}) for i in range(first, 1000, 4)]
+            await store.snapshots.save(tables)
+
+    await asyncio.gather(*(actor(first) for first in range(4)))
+    state = await store.snapshots.load_latest_state("s3")
+    assert state is not None and len(state.tables) == 1000, "every table has a state"
+    hands = {t.hand_number for t in state.tables}
+    assert hands == {5}, f"every table's latest snapshot is its hand 5, got hands {hands}"
+
+
+def test_snapshots_that_do_not_describe_a_table_are_refused() -> None:
+    with pytest.raises(SnapshotError, match="twice"):
+        TableSnapshot("t", "A", 1, 1, 1, (SeatSnapshot(1, "p", 1, 0), SeatSnapshot(1, "q", 1, 0)), NOW)
+    with pytest.raises(SnapshotError, match="twice"):
+        TableSnapshot("t", "A", 1, 1, 1, (SeatSnapshot(1, "p", 1, 0), SeatSnapshot(2, "p", 1, 0)), NOW)
+    with pytest.raises(SnapshotError, match="non-negative"):
+        TableSnapshot("t", "A", 1, 1, 1, (SeatSnapshot(1, "p", -5, 0),), NOW)
+    with pytest.raises(SnapshotError, match="time zone"):
+        TableSnapshot("t", "A", 1, 1, 1, (), datetime(2026, 1, 1))
