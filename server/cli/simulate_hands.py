@@ -86,12 +86,13 @@ def run(args: argparse.Namespace) -> int:
     hands = actions = all_ins = side_pots = showdowns = 0
     conserved = True
     refused_exports = 0
-    pending = 0  # busted players waiting one hand for their replacement
+    # busted players replaced only after one more hand, so their seats stay empty for a hand
+    ready = later = 0
     started = time.perf_counter()
     for number in range(1, args.count + 1):
-        for _ in range(pending):
+        for _ in range(ready):
             seat_newcomer(rng.choice(table.empty_seats()))
-        pending = 0
+        ready, later = later, 0
         setup = table.start_hand(f"{args.seed}-{number}", SMALL_BLIND, BIG_BLIND, ante, ante_kind)
         hand = Hand(setup, rng=rng)
         actions += play_random_hand(hand, rng)
@@ -126,11 +127,11 @@ def run(args: argparse.Namespace) -> int:
             if rng.random() < 0.5:
                 seat_newcomer(busted.seat)
             else:
-                pending += 1
+                later += 1
         if len(table.players) < 2:  # a table of one cannot wait a hand for its newcomers
-            for _ in range(pending):
+            for _ in range(ready + later):
                 seat_newcomer(rng.choice(table.empty_seats()))
-            pending = 0
+            ready = later = 0
     elapsed = time.perf_counter() - started
     if table.chips != issued:
         conserved = False
