@@ -3,8 +3,11 @@ subprocess with ``--database-url``, against a database a whole simulated tournam
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -99,3 +102,25 @@ async def test_admin_ledger_check_fails_on_a_balance_edited_by_hand(cli_db: str,
     assert broken.returncode == 1, broken.stdout
     assert "has balance 1000000, but its entries sum to 100" in broken.stderr, broken.stderr
     assert "all balances sum to" in broken.stderr, broken.stderr
+
+
+def test_without_a_database_url_the_embedded_server_keeps_data_across_restarts(repo_root: Path) -> None:
+    """No DATABASE_URL: each command starts the embedded PostgreSQL in --data-dir, stops it on exit,
+    and the next command finds what the last one wrote."""
+    data_dir = Path(tempfile.mkdtemp(prefix="feltd-embedded-"))
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    try:
+        def run(*args: str) -> subprocess.CompletedProcess[str]:
+            command = [sys.executable, "-m", "server.cli.main", *args, "--data-dir", str(data_dir)]
+            return subprocess.run(command, cwd=repo_root, env=env, capture_output=True, text=True,
+                                  timeout=180)
+
+        added = run("admin", "player", "add", "emma", "--deposit", "42")
+        assert added.returncode == 0, f"expected exit 0, got {added.returncode}: {added.stderr}"
+        assert not (data_dir / "pg" / "postmaster.pid").exists(), "the embedded server must stop on exit"
+        shown = run("admin", "player", "show", "emma")
+        assert shown.returncode == 0 and "balance: 42" in shown.stdout, (shown.stdout, shown.stderr)
+        checked = run("admin", "ledger", "check")
+        assert checked.returncode == 0 and "ledger ok: 1 transactions" in checked.stdout, checked.stdout
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
