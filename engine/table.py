@@ -436,8 +436,9 @@ class Table:
         small_blind: int | None = previous.big_blind if last_big_present else None
         button = previous.small_blind if previous.small_blind is not None else previous.button
         if button == big or (small_blind is not None and button == small_blind):
-            # Only reachable when newcomers sat behind the big blind; fall back to the nearest
-            # proper order around the big blind so the hand still has a button before the blinds.
+            # Only reachable after arrivals (heads-up becoming three-handed, newcomers behind the
+            # big blind): keep the big blind moving and seat the small blind and the button just
+            # before it, so the hand still has a button before the blinds.
             small_blind = self._previous_before(big, candidates)
             button = self._previous_before(small_blind, candidates)
         return Positions(button, small_blind, big, dealt_in)
