@@ -383,3 +383,15 @@ def test_crash_1_snapshot_between_hands_restores_the_same_next_positions() -> No
     copy.restore(table.players, table.last_positions, table.last_big_blind_player, table.first_button)
     assert copy.next_positions() == table.next_positions(), (copy.next_positions(), table.next_positions())
     assert copy.hands_until_big_blind(1) == table.hands_until_big_blind(1)
+
+
+@pytest.mark.parametrize("rule", [ButtonRule.DEAD, ButtonRule.FORWARD])
+@pytest.mark.parametrize("arrival", [3, 7])
+def test_btn_2_heads_up_to_three_handed_after_an_arrival(rule: ButtonRule, arrival: int) -> None:
+    table = make_table([1, 5], rule=rule)
+    _, heads_up = play(table)
+    assert where(heads_up) == (1, 1, 5)
+    table.seat_player(arrival, "arrival", 1000)
+    three = table.next_positions()
+    assert len(three.dealt_in) == 3 and len({three.button, three.small_blind, three.big_blind}) == 3, three
+    assert three.big_blind != 5, f"{rule}: seat 5 was big blind heads-up and must not post it again: {three}"
