@@ -68,6 +68,9 @@ _FLUSH_VALUES = _TABLES.flush_values
 # wrap around to a real card) reaches a None and fails the sum with TypeError, which ``evaluate``
 # turns into an EvaluationError, at no cost to valid input. Typed as ints for that sum.
 _KEYS = cast(tuple[int, ...], tuple(card_key(card) for card in range(52)) + (None,) * 52)
+# The same keys with the suit counters' starting offset folded in, for the first of seven cards:
+# one addition fewer on the hot path.
+_FIRST_KEYS = cast(tuple[int, ...], tuple(card_key(card) + SUIT_OFFSET for card in range(52)) + (None,) * 52)
 
 
 def _flush_value(cards: Sequence[Card], total: int) -> int:
@@ -99,6 +102,7 @@ def evaluate(
     cards: Sequence[Card],
     *,
     _keys: tuple[int, ...] = _KEYS,
+    _first: tuple[int, ...] = _FIRST_KEYS,
     _rank_values: dict[int, int] = _RANK_VALUES,
     _offset: int = SUIT_OFFSET,
     _flush_bits: int = FLUSH_BITS,
@@ -114,16 +118,15 @@ def evaluate(
     keyword-only parameters are bound locals for speed; do not pass them.
     """
     try:
-        count = len(cards)
-        if count == 7:
+        if len(cards) == 7:
             # Unrolled: the common case (hold'em showdown) skips map() and sum()'s overhead.
             a, b, c, d, e, f, g = cards
-            total = _keys[a] + _keys[b] + _keys[c] + _keys[d] + _keys[e] + _keys[f] + _keys[g] + _offset
-        elif count == 5 or count == 6:
+            total = _first[a] + _keys[b] + _keys[c] + _keys[d] + _keys[e] + _keys[f] + _keys[g]
+        elif 5 <= len(cards) <= 6:
             total = sum(map(_keys.__getitem__, cards), _offset)
         else:
             # Other counts would overflow the 3-bit card counter of the key layout.
-            raise EvaluationError(f"a hand is 5 to 7 cards, got {count}")
+            raise EvaluationError(f"a hand is 5 to 7 cards, got {len(cards)}")
         if total & _flush_bits:
             return _flush_value(cards, total)
         return _rank_values[total & _mask]
@@ -141,15 +144,15 @@ def evaluate7(
     g: Card,
     *,
     _keys: tuple[int, ...] = _KEYS,
+    _first: tuple[int, ...] = _FIRST_KEYS,
     _rank_values: dict[int, int] = _RANK_VALUES,
-    _offset: int = SUIT_OFFSET,
     _flush_bits: int = FLUSH_BITS,
     _mask: int = LOOKUP_MASK,
 ) -> int:
     """``evaluate((a, b, c, d, e, f, g))`` without building a sequence, for simulations that
     already hold seven separate cards. Same promises and errors as ``evaluate``."""
     try:
-        total = _keys[a] + _keys[b] + _keys[c] + _keys[d] + _keys[e] + _keys[f] + _keys[g] + _offset
+        total = _first[a] + _keys[b] + _keys[c] + _keys[d] + _keys[e] + _keys[f] + _keys[g]
         if total & _flush_bits:
             return _flush_value((a, b, c, d, e, f, g), total)
         return _rank_values[total & _mask]
