@@ -62,6 +62,9 @@ async def test_latest_state_at_or_before_a_batch_and_broken_tables(store: Store)
     assert before is not None and {t.table_id for t in before.tables} == {"A", "B"}
     assert before.players == {"p1", "p2", "p3"}, before.players
     assert await store.snapshots.load_latest_state("nothing-here") is None
+    # Pruning up to the newest batch keeps exactly what the latest state needs.
+    assert await store.snapshots.prune("s2", now.batch_id) == 2, "A's and B's first snapshots go"
+    assert await store.snapshots.load_latest_state("s2") == now
 
 
 async def test_a_thousand_tables_save_in_one_round_trip_and_concurrent_saves_stay_whole(store: Store) -> None:

@@ -38,12 +38,33 @@ SELECT batch.id, u.tournament_id, u.table_id, u.hand_number, u.level, u.button, 
 RETURNING id, batch_id
 """
 
+# A loose index scan: walk the tournament's distinct table ids through the index, then take each
+# table's newest snapshot through the same index. Its cost grows with the number of tables, not
+# with the number of hands played (a plain DISTINCT ON reads every snapshot ever taken).
 _LATEST_SQL = """
-SELECT DISTINCT ON (table_id)
-       id, batch_id, table_id, hand_number, level, button, seats::text AS seats, taken_at
-  FROM table_snapshots
- WHERE tournament_id = $1 AND ($2::bigint IS NULL OR batch_id <= $2)
- ORDER BY table_id, id DESC
+WITH RECURSIVE tables AS (
+    (SELECT table_id FROM table_snapshots WHERE tournament_id = $1 ORDER BY table_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT s.table_id FROM table_snapshots AS s
+             WHERE s.tournament_id = $1 AND s.table_id > tables.table_id ORDER BY s.table_id LIMIT 1)
+      FROM tables WHERE tables.table_id IS NOT NULL
+)
+SELECT latest.* FROM tables CROSS JOIN LATERAL (
+    SELECT s.id, s.batch_id, s.table_id, s.hand_number, s.level, s.button, s.seats::text AS seats, s.taken_at
+      FROM table_snapshots AS s
+     WHERE s.tournament_id = $1 AND s.table_id = tables.table_id AND ($2::bigint IS NULL OR s.batch_id <= $2)
+     ORDER BY s.id DESC LIMIT 1
+) AS latest
+WHERE tables.table_id IS NOT NULL
+ORDER BY latest.table_id
+"""
+
+
+_PRUNE_SQL = """
+DELETE FROM table_snapshots AS s
+ USING (SELECT table_id, max(id) AS keep_id FROM table_snapshots
+         WHERE tournament_id = $1 AND batch_id <= $2 GROUP BY table_id) AS k
+ WHERE s.tournament_id = $1 AND s.table_id = k.table_id AND s.id < k.keep_id
 """
 
 
@@ -138,6 +159,13 @@ class Snapshots:
         async with self._pool.acquire(timeout=self._timeout) as conn:
             return await save_on(conn, snapshots, timeout=self._timeout)
 
+    async def prune(self, tournament_id: str, keep_from_batch: int) -> int:
+        """Delete the tournament's snapshots that no state at or after ``keep_from_batch`` can
+        need: per table, everything older than its newest snapshot at or before that batch.
+        Returns how many rows went. ``load_latest_state`` answers the same before and after."""
+        async with self._pool.acquire(timeout=self._timeout) as conn:
+            return await prune_on(conn, tournament_id, keep_from_batch, timeout=self._timeout)
+
     async def load_latest_state(self, tournament_id: str, *,
                                 at_or_before_batch: int | None = None) -> TournamentState | None:
         """The newest consistent state of the tournament, or ``None`` if it has no snapshot."""
@@ -150,6 +178,13 @@ class Snapshots:
             _snapshot_from_row(tournament_id, row) for row in rows if row["seats"] != "[]"
         )
         return TournamentState(tournament_id, batch_id, tables)
+
+
+async def prune_on(conn: asyncpg.Connection, tournament_id: str, keep_from_batch: int, *,
+                   timeout: float = DEFAULT_TIMEOUT_S) -> int:
+    """``Snapshots.prune`` on one connection."""
+    status = await conn.execute(_PRUNE_SQL, tournament_id, keep_from_batch, timeout=timeout)
+    return int(status.split()[-1])
 
 
 async def save_on(conn: asyncpg.Connection, snapshots: Sequence[TableSnapshot], *,
