@@ -2,7 +2,9 @@
 
 Promises of ``Ledger.post``:
 
-- A batch is atomic: one database transaction. Either every new transfer in it is posted or none.
+- A batch is atomic: one call of the ``ledger_post`` database function (one statement, one round
+  trip; inside the caller's transaction if there is one). Either every new transfer in it is
+  posted or none.
 - Each transfer becomes one ledger transaction of two entries (source -amount, target +amount),
   keyed by its idempotency key.
 - Keys already in the ledger are *replays*: if the stored movement is the same (source, target,
@@ -14,7 +16,8 @@ Promises of ``Ledger.post``:
 - Concurrent posts are safe: every account a batch touches is locked (a transaction-scoped
   advisory lock per account, taken in one global order) before its balance is read, so posts
   serialize per account without deadlocks; deadlocks and serialization failures that happen
-  anyway are retried.
+  anyway are retried. The locks are held only while the statement runs (plus the caller's
+  transaction, if any), which is what keeps a rush on one pool fast.
 
 The database enforces the invariants independently of this module (see migrations/0001_ledger.sql):
 zero-sum transactions at commit, balance = sum of entries, no negative balances, append-only.
@@ -23,6 +26,7 @@ zero-sum transactions at commit, balance = sum of entries, no negative balances,
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -39,28 +43,8 @@ T = TypeVar("T")
 _RETRYABLE = (asyncpg.exceptions.SerializationError, asyncpg.exceptions.DeadlockDetectedError)
 
 _POST_SQL = """
-WITH input AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])
-        AS u(key, reason, source, target, amount)
-), tx AS (
-    INSERT INTO ledger_transactions (idempotency_key, reason)
-    SELECT key, reason::ledger_reason FROM input ORDER BY key
-    ON CONFLICT (idempotency_key) DO NOTHING
-    RETURNING id, idempotency_key, created_at
-), entries AS (
-    INSERT INTO ledger_entries (transaction_id, account, amount)
-    SELECT tx.id, e.account, e.amount
-      FROM tx JOIN input AS i ON i.key = tx.idempotency_key
-      CROSS JOIN LATERAL (VALUES (i.source, -i.amount), (i.target, i.amount)) AS e(account, amount)
-     ORDER BY tx.id
-)
-SELECT id, idempotency_key, created_at FROM tx
-"""
-
-_EXISTING_SQL = """
-SELECT t.id, t.idempotency_key, t.reason::text AS reason, t.created_at, e.account, e.amount
-  FROM ledger_transactions AS t JOIN ledger_entries AS e ON e.transaction_id = t.id
- WHERE t.idempotency_key = ANY($1::text[])
+SELECT out_key, out_id, out_created_at, out_replayed
+  FROM ledger_post($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])
 """
 
 
@@ -216,103 +200,64 @@ async def in_transaction_with_retries(
 
 async def post_on(conn: asyncpg.Connection, transfers: Sequence[Transfer], *,
                   timeout: float = DEFAULT_TIMEOUT_S) -> PostResult:
-    """``Ledger.post`` on one connection (which must not be inside a transaction)."""
+    """``Ledger.post`` on one connection that is not inside a transaction: one statement, one
+    round trip, atomic on its own."""
     verify_post(transfers)
-    return await in_transaction_with_retries(
-        conn, lambda c: post_in_transaction(c, transfers, timeout=timeout))
+    for attempt in range(RETRIES):
+        try:
+            return await post_in_transaction(conn, transfers, timeout=timeout)
+        except _RETRYABLE:
+            if attempt == RETRIES - 1:
+                raise
+            await asyncio.sleep(0.005 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 async def post_in_transaction(conn: asyncpg.Connection, transfers: Sequence[Transfer], *,
                               timeout: float = DEFAULT_TIMEOUT_S) -> PostResult:
-    """Post inside the caller's transaction, so other rows can commit with the money or not at all."""
+    """Post with the ``ledger_post`` database function, inside the caller's transaction if there
+    is one, so other rows can commit with the money or not at all."""
     if not transfers:
         return PostResult(())
-    accounts = sorted({t.source for t in transfers} | {t.target for t in transfers})
-    balances = await _lock_accounts(conn, accounts, timeout)
-    if first_shortfall(transfers, balances) is not None:
-        # Replayed transfers move nothing; judge the funds on the fresh ones only.
-        stored = {row["idempotency_key"] for row in await conn.fetch(
-            "SELECT idempotency_key FROM ledger_transactions WHERE idempotency_key = ANY($1::text[])",
-            [t.idempotency_key for t in transfers], timeout=timeout)}
-        shortfall = first_shortfall((t for t in transfers if t.idempotency_key not in stored), balances)
-        if shortfall is not None:
-            raise shortfall
-    try:
-        rows = await conn.fetch(
-            _POST_SQL,
-            [t.idempotency_key for t in transfers],
-            [str(t.reason) for t in transfers],
-            [t.source for t in transfers],
-            [t.target for t in transfers],
-            [t.amount for t in transfers],
-            timeout=timeout,
-        )
-    except asyncpg.exceptions.CheckViolationError as error:
-        # The database's own check caught an overdraft; say which transfer did it.
-        shortfall = first_shortfall(transfers, balances)
-        if shortfall is not None:
-            raise shortfall from error
-        raise
-    new = {row["idempotency_key"]: row for row in rows}
-    if len(new) < len(transfers):
-        existing = await _existing(conn, [t for t in transfers if t.idempotency_key not in new], timeout)
-    else:
-        existing = {}
-    shortfall = first_shortfall((t for t in transfers if t.idempotency_key in new), balances)
-    if shortfall is not None:
-        raise shortfall
-    result: list[PostedTransaction] = []
-    for transfer in transfers:
-        key = transfer.idempotency_key
-        if key in new:
-            result.append(PostedTransaction(key, int(new[key]["id"]), new[key]["created_at"], False))
-        else:
-            result.append(existing[key])
-    return PostResult(tuple(result))
+    args = ([t.idempotency_key for t in transfers], [str(t.reason) for t in transfers],
+            [t.source for t in transfers], [t.target for t in transfers], [t.amount for t in transfers])
+    for _ in range(RETRIES):
+        try:
+            rows = await conn.fetch(_POST_SQL, *args, timeout=timeout)
+        except asyncpg.exceptions.RaiseError as error:
+            raise _ledger_error(error) from error
+        except asyncpg.exceptions.CheckViolationError as error:
+            # Only a writer that bypassed ledger_post's locks can get here; say what we know.
+            if error.constraint_name == "accounts_balance_not_negative":
+                raise InsufficientFunds(_failing_account(error), 0, 0, "") from error
+            raise
+        if all(row["out_id"] is not None for row in rows):
+            return PostResult(tuple(PostedTransaction(row["out_key"], int(row["out_id"]),
+                                                      row["out_created_at"], bool(row["out_replayed"]))
+                                    for row in rows))
+        # A key was committed by a concurrent post after this statement's snapshot: ask again,
+        # with a newer snapshot, to compare it with what we asked and return its first result.
+    raise IdempotencyConflict("idempotency keys of this batch keep being posted concurrently")
 
 
-async def _lock_accounts(conn: asyncpg.Connection, accounts: list[str], timeout: float) -> dict[str, int]:
-    """Lock the accounts in one global order (creating missing ones); their balances under the lock.
+def _ledger_error(error: asyncpg.exceptions.RaiseError) -> Exception:
+    """The typed error for a ``ledger_post`` refusal (its HINT says which)."""
+    hint = getattr(error, "hint", None) or ""
+    message = getattr(error, "message", None) or str(error)
+    if hint == "feltd:insufficient_funds":
+        detail = json.loads(getattr(error, "detail", None) or "{}")
+        return InsufficientFunds(str(detail["account"]), int(detail["balance"]), int(detail["amount"]),
+                                 str(detail["key"]))
+    if hint == "feltd:idempotency_conflict":
+        return IdempotencyConflict(message)
+    unexpected: Exception = error
+    return unexpected
 
-    One round trip to ``ledger_lock_accounts`` (migrations/0001_ledger.sql says why it uses
-    advisory locks). Writers that bypass this module are still held by the CHECK constraint.
-    """
-    rows = await conn.fetch("SELECT name, balance FROM ledger_lock_accounts($1::text[], $2::text[])",
-                            accounts, [account_kind(a) for a in accounts], timeout=timeout)
-    return {row["name"]: int(row["balance"]) for row in rows}
 
-
-async def _existing(conn: asyncpg.Connection, transfers: list[Transfer],
-                    timeout: float) -> dict[str, PostedTransaction]:
-    """Replayed keys' first results; ``IdempotencyConflict`` if a key names another movement."""
-    rows = await conn.fetch(_EXISTING_SQL, [t.idempotency_key for t in transfers], timeout=timeout)
-    stored: dict[str, dict[str, object]] = {}
-    for row in rows:
-        entry = stored.setdefault(row["idempotency_key"], {
-            "id": int(row["id"]), "reason": row["reason"], "created_at": row["created_at"]})
-        side = "target" if row["amount"] > 0 else "source"
-        entry[side] = row["account"]
-        entry["amount"] = abs(int(row["amount"]))
-    result: dict[str, PostedTransaction] = {}
-    for transfer in transfers:
-        found = stored.get(transfer.idempotency_key)
-        if found is None:
-            raise IdempotencyConflict(
-                f"idempotency key {transfer.idempotency_key!r} exists but has no entries")
-        entry = found
-        was = (entry.get("source"), entry.get("target"), entry.get("amount"), entry["reason"])
-        asked = (transfer.source, transfer.target, transfer.amount, str(transfer.reason))
-        if was != asked:
-            raise IdempotencyConflict(
-                f"idempotency key {transfer.idempotency_key!r} already moved {was[2]} cents "
-                f"{was[0]} -> {was[1]} ({was[3]}); asked for {asked[2]} cents {asked[0]} -> {asked[1]} "
-                f"({asked[3]})"
-            )
-        created_at = entry["created_at"]
-        assert isinstance(created_at, datetime)
-        result[transfer.idempotency_key] = PostedTransaction(
-            transfer.idempotency_key, int(str(entry["id"])), created_at, True)
-    return result
+def _failing_account(error: asyncpg.exceptions.CheckViolationError) -> str:
+    detail = getattr(error, "detail", None) or ""
+    # "Failing row contains (player:7, player, -5, ...)."
+    return detail.partition("(")[2].partition(",")[0] or "an account"
 
 
 async def check_on(conn: asyncpg.Connection, *, timeout: float = DEFAULT_TIMEOUT_S) -> LedgerCheck:

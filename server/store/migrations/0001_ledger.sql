@@ -116,23 +116,109 @@ CREATE CONSTRAINT TRIGGER ledger_entries_balanced
     DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION ledger_check_balanced();
 
--- Lock accounts for a post and read their balances, in one round trip. Locks are transaction-
--- scoped advisory locks (class 'LEDG', hashtext(name)) taken in hash order, the same global order
--- for everyone, so concurrent posts never deadlock. (SELECT ... ORDER BY name FOR UPDATE was
--- tried first and deadlocked under a rush on one account: in READ COMMITTED a waiter following a
--- row's update chain can end up holding a later row while waiting for an earlier one.) Missing
--- accounts are created. The SELECT runs after the locks, so with its own, newer snapshot it sees
--- every balance committed by whoever held them before.
-CREATE FUNCTION ledger_lock_accounts(names text[], kinds text[])
-RETURNS TABLE (name text, balance bigint) LANGUAGE plpgsql VOLATILE AS $$
+-- The kind of an account from its name ('player:7' -> 'player'); the accounts CHECKs refuse
+-- names that are none of the known forms.
+CREATE FUNCTION ledger_account_kind(name text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN name IN ('house', 'cashier') THEN name ELSE split_part(name, ':', 1) END
+$$;
+
+-- Lock accounts for a post, creating missing ones. Locks are transaction-scoped advisory locks
+-- (class 'LEDG', hashtext(name)) taken in hash order, the same global order for everyone, so
+-- concurrent posts never deadlock. (SELECT ... ORDER BY name FOR UPDATE was tried first and
+-- deadlocked under a rush on one account: in READ COMMITTED a waiter following a row's update
+-- chain can end up holding a later row while waiting for an earlier one.) Every statement after
+-- this one takes a newer snapshot, so it sees every balance committed by the locks' last holders.
+CREATE FUNCTION ledger_lock_accounts(names text[]) RETURNS void LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
     PERFORM pg_advisory_xact_lock(1279607879, k)
        FROM (SELECT DISTINCT hashtext(n) AS k FROM unnest(names) AS n ORDER BY k) AS ordered;
     INSERT INTO accounts (name, kind)
-    SELECT u.n, u.k FROM unnest(names, kinds) AS u(n, k)
-     WHERE NOT EXISTS (SELECT 1 FROM accounts AS a WHERE a.name = u.n)
-     ORDER BY u.n
+    SELECT n, ledger_account_kind(n) FROM unnest(names) AS n
+     WHERE NOT EXISTS (SELECT 1 FROM accounts AS a WHERE a.name = n)
+     ORDER BY n
     ON CONFLICT DO NOTHING;
-    RETURN QUERY SELECT a.name, a.balance FROM accounts AS a WHERE a.name = ANY(names);
+END;
+$$;
+
+-- Post a batch of transfers (parallel arrays, in order) in one call, hence in one round trip and
+-- atomically even outside an explicit transaction. Promises (server/store/ledger.py says them
+-- in full): keys already stored are replays, returned with their first result, unless they name
+-- another movement (an 'idempotency_conflict' error); the fresh transfers apply in order and none
+-- may take a non-house, non-cashier account below zero (an 'insufficient_funds' error whose
+-- DETAIL is JSON: account, balance, amount, key); otherwise every fresh transfer becomes a ledger
+-- transaction of two entries. Errors are RAISE (SQLSTATE P0001) with HINT 'feltd:<kind>'.
+CREATE FUNCTION ledger_post(keys text[], reasons text[], sources text[], targets text[], amounts bigint[])
+RETURNS TABLE (out_key text, out_id bigint, out_created_at timestamptz, out_replayed boolean)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    clash record;
+    short record;
+BEGIN
+    PERFORM ledger_lock_accounts(ARRAY(SELECT DISTINCT a FROM unnest(sources || targets) AS a));
+
+    SELECT i.key, i.reason, i.source, i.target, i.amount,
+           t.reason::text AS was_reason, d.account AS was_source, c.account AS was_target, c.amount AS was_amount
+      INTO clash
+      FROM unnest(keys, reasons, sources, targets, amounts) WITH ORDINALITY AS i(key, reason, source, target, amount, n)
+      JOIN ledger_transactions AS t ON t.idempotency_key = i.key
+      LEFT JOIN ledger_entries AS d ON d.transaction_id = t.id AND d.amount < 0
+      LEFT JOIN ledger_entries AS c ON c.transaction_id = t.id AND c.amount > 0
+     WHERE (t.reason::text, d.account, c.account, c.amount) IS DISTINCT FROM (i.reason, i.source, i.target, i.amount)
+     ORDER BY i.n LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'idempotency key % already moved % cents % -> % (%); asked for % cents % -> % (%)',
+            clash.key, clash.was_amount, clash.was_source, clash.was_target, clash.was_reason,
+            clash.amount, clash.source, clash.target, clash.reason
+            USING HINT = 'feltd:idempotency_conflict';
+    END IF;
+
+    -- The first fresh transfer, in order, that overdraws its source: each account's running
+    -- balance after each of its legs is its balance plus the sum of its deltas so far.
+    SELECT r.key, r.account, a.balance + r.running - r.delta AS before, -r.delta AS amount
+      INTO short
+      FROM (SELECT legs.n, legs.key, legs.account, legs.delta,
+                   sum(legs.delta) OVER (PARTITION BY legs.account ORDER BY legs.n) AS running
+              FROM (SELECT i.n, i.key, i.source AS account, -i.amount AS delta, i.amount
+                      FROM unnest(keys, sources, amounts) WITH ORDINALITY AS i(key, source, amount, n)
+                     WHERE NOT EXISTS (SELECT 1 FROM ledger_transactions AS t WHERE t.idempotency_key = i.key)
+                    UNION ALL
+                    SELECT i.n, i.key, i.target, i.amount, i.amount
+                      FROM unnest(keys, targets, amounts) WITH ORDINALITY AS i(key, target, amount, n)
+                     WHERE NOT EXISTS (SELECT 1 FROM ledger_transactions AS t WHERE t.idempotency_key = i.key)
+                   ) AS legs
+           ) AS r
+      JOIN accounts AS a ON a.name = r.account
+     WHERE r.delta < 0 AND a.kind NOT IN ('house', 'cashier') AND a.balance + r.running < 0
+     ORDER BY r.n LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'insufficient funds in %: balance % cents, transfer % needs % cents',
+            short.account, short.before, short.key, short.amount
+            USING HINT = 'feltd:insufficient_funds',
+                  DETAIL = json_build_object('account', short.account, 'balance', short.before,
+                                             'amount', short.amount, 'key', short.key)::text;
+    END IF;
+
+    RETURN QUERY
+    WITH input AS (
+        SELECT * FROM unnest(keys, reasons, sources, targets, amounts) WITH ORDINALITY
+            AS u(key, reason, source, target, amount, n)
+    ), tx AS (
+        INSERT INTO ledger_transactions (idempotency_key, reason)
+        SELECT input.key, input.reason::ledger_reason FROM input ORDER BY input.key
+        ON CONFLICT (idempotency_key) DO NOTHING
+        RETURNING ledger_transactions.id, ledger_transactions.idempotency_key, ledger_transactions.created_at
+    ), entries AS (
+        INSERT INTO ledger_entries (transaction_id, account, amount)
+        SELECT tx.id, e.account, e.amount
+          FROM tx JOIN input ON input.key = tx.idempotency_key
+          CROSS JOIN LATERAL (VALUES (input.source, -input.amount), (input.target, input.amount))
+               AS e(account, amount)
+         ORDER BY tx.id
+    )
+    SELECT input.key, coalesce(tx.id, old.id), coalesce(tx.created_at, old.created_at), tx.id IS NULL
+      FROM input
+      LEFT JOIN tx ON tx.idempotency_key = input.key
+      LEFT JOIN ledger_transactions AS old ON old.idempotency_key = input.key
+     ORDER BY input.n;
 END;
 $$;
