@@ -15,8 +15,8 @@ from the shipped ``evaluator_tables.bin``.
 from __future__ import annotations
 
 import enum
+import os
 from collections.abc import Sequence
-from importlib import resources
 from itertools import combinations
 from typing import cast
 
@@ -61,7 +61,14 @@ class HandCategory(enum.IntEnum):
     STRAIGHT_FLUSH = 8
 
 
-_TABLES = load_tables(resources.files("engine").joinpath("evaluator_tables.bin").read_bytes())
+def _read_shipped_tables() -> bytes:
+    # The one read this module does: package data shipped beside it. A plain path rather than
+    # importlib.resources, whose import alone costs more than loading the tables.
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "evaluator_tables.bin"), "rb") as file:
+        return file.read()
+
+
+_TABLES = load_tables(_read_shipped_tables())
 _RANK_VALUES = _TABLES.rank_values
 _FLUSH_VALUES = _TABLES.flush_values
 # 52 real keys, then 52 Nones: an index of 52..103 or -1..-52 (a negative int would otherwise
