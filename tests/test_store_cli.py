@@ -54,6 +54,14 @@ async def test_admin_player_add_prints_the_token_once_and_show_reads_the_balance
         stored = await store.pool.fetchval("SELECT token_hash FROM players WHERE name = 'alice'")
         assert token.encode() not in bytes(stored), "the token is stored only hashed"
 
+    for attempt in range(2):  # a retried deposit with the same key moves the money once
+        deposited = feltd(repo_root, "admin", "player", "deposit", "alice", "500", "--key", "desk:1",
+                          "--database-url", cli_db)
+        assert deposited.returncode == 0, deposited.stderr
+        assert ("replayed" in deposited.stdout) == (attempt == 1), deposited.stdout
+    shown = feltd(repo_root, "admin", "player", "show", "alice", "--database-url", cli_db)
+    assert "balance: 3000" in shown.stdout, shown.stdout
+
     again = feltd(repo_root, "admin", "player", "add", "alice", "--database-url", cli_db)
     assert again.returncode == 1 and "exists" in again.stderr, (again.returncode, again.stderr)
     missing = feltd(repo_root, "admin", "player", "show", "nobody", "--database-url", cli_db)

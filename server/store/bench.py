@@ -54,7 +54,28 @@ async def _bench_in_scratch(server_url: str, args: argparse.Namespace) -> int:
     return 0
 
 
+async def _server_latency(store: Store) -> None:
+    """Print what bounds everything below: a round trip, and a durable commit (a WAL flush)."""
+    async with store.pool.acquire(timeout=30) as conn:
+        started = time.perf_counter()
+        for _ in range(200):
+            await conn.fetchval("SELECT 1")
+        round_trip = (time.perf_counter() - started) / 200
+        # A real (logged) table: each autocommit INSERT waits for its WAL flush, as a post does.
+        await conn.execute("CREATE TABLE IF NOT EXISTS bench_commit_probe (n int)")
+        started = time.perf_counter()
+        for n in range(100):
+            await conn.execute("INSERT INTO bench_commit_probe VALUES ($1)", n)
+        commit = (time.perf_counter() - started) / 100
+        await conn.execute("DROP TABLE bench_commit_probe")
+        synchronous = await conn.fetchval("SHOW synchronous_commit")
+    print(f"server: round trip {1000 * round_trip:.3f} ms, durable commit {1000 * commit:.3f} ms "
+          f"(synchronous_commit={synchronous}); one connection posting one transfer at a time is "
+          "bounded by the commit, a rush on one account by the commit too (its lock is held until then)")
+
+
 async def _bench(store: Store, args: argparse.Namespace) -> None:
+    await _server_latency(store)
     run = uuid.uuid4().hex[:8]
     n = args.transfers
     connections = args.connections
@@ -69,7 +90,7 @@ async def _bench(store: Store, args: argparse.Namespace) -> None:
                          100, f"bench:{run}:{tag}:{i}", Reason.DEPOSIT) for i in range(count)]
 
     async def post_each(transfers: Sequence[Transfer], size: int) -> None:
-        async with store.pool.acquire() as conn:
+        async with store.pool.acquire(timeout=30) as conn:
             for start in range(0, len(transfers), size):
                 await post_on(conn, transfers[start:start + size])
 
@@ -101,7 +122,7 @@ async def _bench(store: Store, args: argparse.Namespace) -> None:
     chunks = [rush[w::connections] for w in range(connections)]
 
     async def post_batches(batches: Sequence[Sequence[Transfer]]) -> None:
-        async with store.pool.acquire() as conn:
+        async with store.pool.acquire(timeout=30) as conn:
             for batch in batches:
                 await post_on(conn, batch)
 
@@ -126,7 +147,7 @@ async def _bench(store: Store, args: argparse.Namespace) -> None:
     ]
 
     async def save_all() -> None:
-        async with store.pool.acquire() as conn:
+        async with store.pool.acquire(timeout=30) as conn:
             for batch in batches:
                 await save_on(conn, batch)
 
