@@ -65,7 +65,7 @@ from engine.tournament.transfers import (
 HAND_BASE_SECONDS = 12
 SECONDS_PER_ACTION = 3
 # the chance a bot facing a bet folds before random_play decides (see ``tournament_bot``)
-FOLD_TO_BET_PROBABILITY = 0.6
+FOLD_TO_BET_PROBABILITY = 0.4
 REBUY_PROBABILITY = 0.6
 ADD_ON_PROBABILITY = 0.7
 # every bot's bankroll: enough for the entry and a few rebuys and add-ons
@@ -139,7 +139,8 @@ def tournament_bot(hand: Hand, rng: random.Random) -> int:
     actions = 0
     draw = rng.random
     while not hand.is_over:
-        if not hand.legal_actions().can_check and draw() < FOLD_TO_BET_PROBABILITY:
+        # draw first: asking the hand for its legal actions costs more than a random number
+        if draw() < FOLD_TO_BET_PROBABILITY and not hand.legal_actions().can_check:
             hand.fold()
         else:
             choose_action(hand, rng).apply(hand)
