@@ -28,7 +28,7 @@ from engine.tournament.transfers import (
 from server.store.connection import Store, open_store
 from server.store.databases import create_database, drop_database
 from server.store.errors import DuplicateKey, IdempotencyConflict, InsufficientFunds, UnknownAccount
-from server.store.ledger import can_post, first_shortfall
+from server.store.ledger import can_post, first_shortfall, post_in_transaction
 
 
 @pytest.fixture
@@ -152,6 +152,49 @@ async def test_partly_replayed_batch_posts_only_the_new_transfers(store: Store) 
     result = await store.ledger.post([*first, deposit("half", 700, "half:d2")])
     assert [t.replayed for t in result.transactions] == [True, False], result
     assert await store.ledger.balance(player_account("half")) == 1_200
+
+
+async def test_the_same_key_posted_concurrently_moves_money_once(store: Store) -> None:
+    """Retries racing each other never pay twice, and a racer naming another movement under the
+    same key is refused, even when the racers share no account (no lock orders them; only the
+    key's uniqueness does)."""
+    await store.ledger.post([deposit("twin", 100_000, "twin:fund"), deposit("other", 100_000, "other:fund")])
+    for n in range(100):
+        same = Transfer(player_account("twin"), pool_account("twins"), 10, f"twin:{n}", Reason.BUY_IN)
+        other = Transfer(player_account("other"), pool_account("others"), 10, f"twin:{n}", Reason.BUY_IN)
+        if n % 2:
+            first, second = await asyncio.gather(store.ledger.post([same]), store.ledger.post([same]))
+            ids = {first.transactions[0].transaction_id, second.transactions[0].transaction_id}
+            flags = sorted([first.transactions[0].replayed, second.transactions[0].replayed])
+            assert len(ids) == 1 and flags == [False, True], f"round {n}: expected one post and one replay"
+            continue
+        results = await asyncio.gather(store.ledger.post([same]), store.ledger.post([other]),
+                                       return_exceptions=True)
+        kinds = sorted(type(r).__name__ for r in results)
+        assert kinds == ["IdempotencyConflict", "PostResult"], f"round {n}: expected one winner: {results}"
+    balances = await store.ledger.balances([player_account("twin"), player_account("other")])
+    assert sum(balances.values()) == 200_000 - 100 * 10, f"each key moves 10 cents once: {balances}"
+    assert (await store.ledger.check()).ok
+
+
+async def test_a_key_committed_while_a_racer_waits_on_it_is_compared_not_replayed(store: Store) -> None:
+    """The racer passes the replay check before the key exists, waits on the key's unique index,
+    and must still be refused once the holder commits a different movement under that key."""
+    await store.ledger.post([deposit("holder", 1_000, "holder:fund"), deposit("racer", 1_000, "racer:fund")])
+    held = Transfer(player_account("holder"), pool_account("held"), 10, "held:1", Reason.BUY_IN)
+    racing = Transfer(player_account("racer"), pool_account("raced"), 10, "held:1", Reason.BUY_IN)
+    async with store.pool.acquire() as conn:
+        transaction = conn.transaction()
+        await transaction.start()
+        await post_in_transaction(conn, [held])
+        race = asyncio.create_task(store.ledger.post([racing]))
+        await asyncio.sleep(0.3)
+        assert not race.done(), "the racer should be waiting on the uncommitted key"
+        await transaction.commit()
+    with pytest.raises(IdempotencyConflict, match="held:1"):
+        await race
+    assert await store.ledger.balances([player_account("holder"), player_account("racer")]) == {
+        player_account("holder"): 990, player_account("racer"): 1_000}
 
 
 async def test_key_reused_for_another_movement_is_refused_and_nothing_posts(store: Store) -> None:

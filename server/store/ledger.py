@@ -221,6 +221,7 @@ async def post_in_transaction(conn: asyncpg.Connection, transfers: Sequence[Tran
         return PostResult(())
     args = ([t.idempotency_key for t in transfers], [str(t.reason) for t in transfers],
             [t.source for t in transfers], [t.target for t in transfers], [t.amount for t in transfers])
+    known: dict[str, PostedTransaction] = {}
     for _ in range(RETRIES):
         try:
             rows = await conn.fetch(_POST_SQL, *args, timeout=timeout)
@@ -231,10 +232,13 @@ async def post_in_transaction(conn: asyncpg.Connection, transfers: Sequence[Tran
             if error.constraint_name == "accounts_balance_not_negative":
                 raise InsufficientFunds(_failing_account(error), 0, 0, "") from error
             raise
-        if all(row["out_id"] is not None for row in rows):
-            return PostResult(tuple(PostedTransaction(row["out_key"], int(row["out_id"]),
-                                                      row["out_created_at"], bool(row["out_replayed"]))
-                                    for row in rows))
+        for row in rows:
+            # The first answer for a key stands: a second call sees this call's own posts as replays.
+            if row["out_id"] is not None and row["out_key"] not in known:
+                known[row["out_key"]] = PostedTransaction(row["out_key"], int(row["out_id"]),
+                                                          row["out_created_at"], bool(row["out_replayed"]))
+        if len(known) == len(transfers):
+            return PostResult(tuple(known[t.idempotency_key] for t in transfers))
         # A key was committed by a concurrent post after this statement's snapshot: ask again,
         # with a newer snapshot, to compare it with what we asked and return its first result.
     raise IdempotencyConflict("idempotency keys of this batch keep being posted concurrently")

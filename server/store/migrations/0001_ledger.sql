@@ -215,10 +215,21 @@ BEGIN
                AS e(account, amount)
          ORDER BY tx.id
     )
+    -- A key skipped by ON CONFLICT is a replay only if it names the same movement. It may have
+    -- been committed by a racing post after the checks above, so compare again here; a key that
+    -- does not match (or is not visible to this statement yet) comes back with a NULL id, and the
+    -- caller asks again, when the check above sees it.
     SELECT input.key, coalesce(tx.id, old.id), coalesce(tx.created_at, old.created_at), tx.id IS NULL
       FROM input
       LEFT JOIN tx ON tx.idempotency_key = input.key
-      LEFT JOIN ledger_transactions AS old ON old.idempotency_key = input.key
+      LEFT JOIN LATERAL (
+            SELECT t.id, t.created_at
+              FROM ledger_transactions AS t
+              JOIN ledger_entries AS d ON d.transaction_id = t.id AND d.amount < 0
+              JOIN ledger_entries AS c ON c.transaction_id = t.id AND c.amount > 0
+             WHERE t.idempotency_key = input.key AND t.reason::text = input.reason
+               AND d.account = input.source AND c.account = input.target AND c.amount = input.amount
+           ) AS old ON tx.id IS NULL
      ORDER BY input.n;
 END;
 $$;
