@@ -67,6 +67,8 @@ def test_brk_t1_a_break_waits_for_a_tables_hand() -> None:
     with pytest.raises(OnBreak, match="until 2100"):
         clock.start_hand(finished_at)
     assert clock.resume_at(finished_at) == 35 * MIN
+    # synchronized (S): a table whose hand ends later still resumes with everyone at :00
+    assert clock.resume_at(finished_at + 50) == 35 * MIN
     assert clock.can_start_hand(35 * MIN)
 
 
