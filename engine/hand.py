@@ -66,7 +66,7 @@ from engine.betting import (
     max_raises,
     street_bet_size,
 )
-from engine.cards import FULL_DECK, Card, cards_str
+from engine.cards import FULL_DECK, Card, cards_str, shuffled_deck
 from engine.evaluator import describe, evaluate, evaluate_omaha
 from engine.events import (
     ActionKind,
@@ -88,7 +88,7 @@ from engine.events import (
     StreetDealt,
     UncalledBetReturned,
 )
-from engine.fairness import SALT_BYTES, FairnessError, check_deck, commit, layout_for
+from engine.fairness import SALT_BYTES, FairnessError, check_deck, digest, layout_for
 from engine.pots import Pot, build_pots, split_pot
 
 __all__ = [
@@ -248,9 +248,7 @@ class Hand:
         source = rng if rng is not None else secrets.SystemRandom()
         layout = layout_for(setup)
         if deck is None:
-            cards = list(FULL_DECK)
-            source.shuffle(cards)
-            deck = cards
+            deck = shuffled_deck(source)
         if salt is None:
             salt = source.randbytes(SALT_BYTES)
         try:
@@ -266,7 +264,7 @@ class Hand:
         self._layout = layout
         self._deck: tuple[Card, ...] = tuple(deck)
         self._salt = salt
-        self._commitment = commit(self._deck, salt)
+        self._commitment = digest(self._deck, salt)
         by_seat = {seat.seat: seat for seat in setup.seats}
         # Players are kept in deal order: index 0 is the first seat left of the button, so the
         # lowest index among tied winners is the one that gets the odd chip (BET-3).
@@ -582,17 +580,25 @@ class Hand:
         who = f"seat {self._order[i]}"
         current = max(self._bets)
         to_call = current - self._bets[i]
-        if min(self._stacks[i], to_call) < self._raise_size:
-            return BettingNotReopened(f"{who} faces only an all-in for less than a full raise: call or fold")
+        # The checks below are pokerkit's; any one of them refuses, so their order only decides
+        # which reason is reported.
+        if self._stacks[i] <= to_call:
+            return CannotRaiseAllIn(f"{who} has {self._stacks[i]} chips, not more than the {to_call} to call")
         cap = max_raises(self._setup.limit, self._street)
         if cap is not None and self._raise_count >= cap:
-            return RaiseCapReached(f"the {self._street} already had a bet and {cap - 1} raises: call or fold")
+            opening = "the big blind" if self._street is Street.PREFLOP else "a bet"
+            raises = cap - (0 if self._street is Street.PREFLOP else 1)
+            return RaiseCapReached(
+                f"the {self._street} already had {opening} and {raises} raises: call or fold"
+            )
+        if to_call < self._raise_size:
+            return BettingNotReopened(
+                f"{who} faces {to_call} more, less than a full raise of {self._raise_size}: call or fold"
+            )
         if self._short_all_ins and sum(self._short_all_ins) < self._raise_size and i in self._acted:
             return BettingNotReopened(
                 f"{who} already acted and only all-ins for less than a full raise followed: call or fold"
             )
-        if self._stacks[i] <= to_call:
-            return CannotRaiseAllIn(f"{who} has {self._stacks[i]} chips, not more than the {to_call} to call")
         for j in range(len(self._order)):
             if j != i and not self._folded[j] and self._stacks[j] + self._bets[j] > current:
                 return None

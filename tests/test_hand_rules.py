@@ -135,6 +135,8 @@ def test_bet_1_fixed_limit_preflop_big_blind_counts_as_the_bet() -> None:
     hand.bet_or_raise_to(400)  # three raises over the big blind: capped at 4 small bets
     assert hand.legal_actions().min_raise_to is None, f"expected the preflop cap, got {hand.legal_actions()}"
     assert not hand.can_bet_or_raise_to(500)
+    with pytest.raises(RaiseCapReached, match="the big blind and 3 raises"):
+        hand.bet_or_raise_to(500)
 
 
 def test_bet_1_pot_limit_max_is_pot_after_calling() -> None:
