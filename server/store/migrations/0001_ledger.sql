@@ -58,20 +58,20 @@ CREATE TRIGGER ledger_entries_apply
     REFERENCING NEW TABLE AS new_entries
     FOR EACH STATEMENT EXECUTE FUNCTION ledger_apply_entries();
 
--- A balance moves only through entries: a direct UPDATE (trigger depth 1) is refused, the
--- entries trigger's UPDATE (depth 2) is allowed.
+-- A balance moves only through entries: a direct UPDATE (trigger depth 0 when WHEN is tested)
+-- is refused, the entries trigger's UPDATE (depth 1) is allowed. The test is in WHEN, so the
+-- normal path never calls the function.
 CREATE FUNCTION accounts_guard_balance() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF NEW.balance IS DISTINCT FROM OLD.balance AND pg_trigger_depth() < 2 THEN
-        RAISE EXCEPTION 'account % balance changes only through ledger entries', OLD.name
-            USING ERRCODE = 'integrity_constraint_violation';
-    END IF;
-    RETURN NEW;
+    RAISE EXCEPTION 'account % balance changes only through ledger entries', OLD.name
+        USING ERRCODE = 'integrity_constraint_violation';
 END;
 $$;
 CREATE TRIGGER accounts_balance_guard
     BEFORE UPDATE OF balance ON accounts
-    FOR EACH ROW EXECUTE FUNCTION accounts_guard_balance();
+    FOR EACH ROW
+    WHEN (NEW.balance IS DISTINCT FROM OLD.balance AND pg_trigger_depth() < 1)
+    EXECUTE FUNCTION accounts_guard_balance();
 
 CREATE FUNCTION ledger_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
