@@ -30,8 +30,13 @@ Rules (RULES.md):
 - Reopening (BET-2), as pokerkit models the TDA rule: a raise at least as large as the largest so
   far in the round is full and reopens the betting to everyone; an all-in for less is not. A
   player who has acted since the last full raise may then only call or fold, unless the short
-  all-ins since add up to a full raise. Note that the blinds are not a raise: the first raise of
-  a preflop round sets the size of a full raise whatever its size.
+  all-ins since add up to a full raise. Where this is looser than a strict reading of the TDA
+  rule: the blinds are not a raise and a round starts with no raise size, so the first bet or
+  raise of a round reopens the betting even when it is an all-in below the minimum (a limper may
+  re-raise over a short all-in preflop). Its size still counts only as what it is: the next
+  minimum raise is at least the street's bet size.
+- Amount to call: the largest bet actually made. A big blind all-in for less than the blind
+  lowers what the others must call (as in pokerkit); the minimum raise stays a full big blind.
 - Folding when checking is possible is refused (``NoBetToFold``), as in pokerkit's tournament
   mode. Many sites let a client fold there after a confirmation, but a fold that gives up nothing
   can only hurt: worse, a player alone in a side pot beside an all-in player could fold it away,
@@ -42,7 +47,8 @@ Rules (RULES.md):
 - Showdown (BET-4): when a player still in is all-in, all hands are face up. Otherwise hands are
   shown from the last aggressor of the last round (else the first player left of the button);
   a hand that cannot win any pot it is eligible for, given the hands shown so far, is mucked.
-  Pots are built and split by ``engine.pots`` (odd chips to the first winner left of the button).
+  Pots are built and split by ``engine.pots``: each pot on its own, its odd chips (all of the
+  remainder) to the first winner left of the button.
 - When all but one player fold, that player wins every pot and shows nothing.
 """
 

@@ -214,6 +214,54 @@ def test_bet_2_all_in_for_less_preflop_keeps_the_big_blind_as_raise_size() -> No
     )
 
 
+def test_bet_2_short_all_ins_adding_up_to_a_full_raise_reopen_the_betting() -> None:
+    def flop_after_limps(third_raise: bool) -> Hand:
+        stacks = {1: 10_000, 2: 10_000, 3: 260, 4: 320}
+        hand = make_hand(make_setup(stacks, button=1, small=2, big=3))
+        for _ in range(4):  # 4, 1 call; 2 completes; 3 checks
+            hand.check_or_call()
+        assert hand.street is Street.FLOP and hand.actor == 2
+        hand.bet_or_raise_to(100)  # seat 2 bets 100
+        hand.bet_or_raise_to(160)  # seat 3 all-in: +60, short
+        if third_raise:
+            hand.bet_or_raise_to(220)  # seat 4 all-in: +60 more; 120 together is a full raise
+        else:
+            hand.check_or_call()  # seat 4 just calls 160
+        hand.check_or_call()  # seat 1 calls
+        return hand
+
+    legal = flop_after_limps(third_raise=True).legal_actions()
+    assert legal.seat == 2 and legal.min_raise_to == 320, (
+        f"expected the betting reopened for seat 2, got {legal}"
+    )
+    hand = flop_after_limps(third_raise=False)
+    assert hand.legal_actions().min_raise_to is None
+    with pytest.raises(BettingNotReopened, match="less than a full raise of 100"):
+        hand.bet_or_raise_to(400)
+
+
+def test_bet_2_first_raise_of_a_round_reopens_even_when_short_as_pokerkit() -> None:
+    # Documented choice (engine.hand): the round starts with no raise size, as in pokerkit.
+    stacks = {1: 150, 2: 10_000, 3: 10_000, 4: 10_000}
+    hand = make_hand(make_setup(stacks, button=1, small=2, big=3))
+    hand.check_or_call()  # seat 4 limps 100
+    hand.bet_or_raise_to(150)  # seat 1 all-in for 150: less than a min raise to 200
+    hand.check_or_call()  # seat 2 calls
+    hand.check_or_call()  # seat 3 calls
+    legal = hand.legal_actions()
+    assert legal.seat == 4 and legal.min_raise_to == 250, (
+        f"expected the limper free to raise to 250, got {legal}"
+    )
+
+
+def test_bet_2_short_big_blind_sets_the_call_not_the_raise_size() -> None:
+    hand = make_hand(three_handed(stacks={1: 10_000, 2: 10_000, 3: 60}))
+    legal = hand.legal_actions()
+    assert (legal.call_amount, legal.min_raise_to) == (60, 160), (
+        f"expected call 60 or raise to 160, got {legal}"
+    )
+
+
 # ---------------------------------------------------------------- BET-3 uncalled bets, side pots, odd chips
 
 
