@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Sequence
 from datetime import UTC, datetime
+from urllib.parse import urlsplit
 
 from engine.tournament.transfers import (
     CASHIER,
@@ -46,7 +47,7 @@ async def _bench_in_scratch(server_url: str, args: argparse.Namespace) -> int:
     scratch = await create_database(server_url, "feltd_bench")
     try:
         async with open_store(scratch, max_size=args.connections + 1) as store:
-            name = scratch.rsplit("/", 1)[-1]
+            name = urlsplit(scratch).path.lstrip("/")
             print(f"feltd bench store: scratch database {name} on the configured server")
             await _bench(store, args)
     finally:
