@@ -9,8 +9,10 @@ levels with the same eligible players are one pot. Dead money that belongs to th
 Splitting: each winner gets ``amount // len(winners)``; the remainder (fewer chips than winners)
 goes to the first winner left of the button. Callers list players in that order.
 
-These are exactly pokerkit's pot rules (``State.pots`` and chip pushing), which the differential
-test holds us to.
+Pot formation is pokerkit's (``State.pots``), which the differential test holds us to. Splitting
+differs in one corner: pokerkit first kills the hands that win nothing and re-forms the pots with
+the survivors only, so adjacent pots won by the same players merge and share one remainder; here
+every pot is split on its own, as a dealer splits each side pot (TDA).
 """
 
 from __future__ import annotations
