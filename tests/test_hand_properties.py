@@ -19,7 +19,7 @@ import copy
 import random
 from typing import Any
 
-from hypothesis import HealthCheck, event, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -42,6 +42,7 @@ from engine.events import (
 )
 from engine.fairness import deal_order
 from engine.hand import Hand, HandError
+from engine.pots import build_pots, split_pot
 
 CARD_FREE_EVENTS = (
     HandStarted,
@@ -265,6 +266,28 @@ class HandMachine(RuleBasedStateMachine):
                         f"{name} visible to {viewer} carries seat {owner}'s hole cards {leaked}"
                     )
         self.checked = len(events)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    contributions=st.lists(st.integers(0, 500), min_size=2, max_size=10),
+    folded=st.lists(st.booleans(), min_size=10, max_size=10),
+    dead_money=st.integers(0, 100),
+)
+def test_bet_3_side_pots_hold_every_chip_and_only_contenders_win(
+    contributions: list[int], folded: list[bool], dead_money: int
+) -> None:
+    by_player = dict(enumerate(contributions))
+    contenders = {p for p in by_player if not folded[p]} or {0}
+    # As in a hand: the uncalled part of the largest bet went back, so a contender matched the top.
+    by_player[min(contenders)] = max(contributions)
+    pots = build_pots(by_player, contenders, dead_money)
+    total = sum(by_player.values()) + dead_money
+    assert sum(pot.amount for pot in pots) == total, f"expected pots holding {total}, got {pots}"
+    for pot in pots:
+        assert pot.eligible and set(pot.eligible) <= contenders, f"a pot only contenders can win, got {pot}"
+        shares = split_pot(pot.amount, pot.eligible)
+        assert sum(shares) == pot.amount and max(shares) - min(shares) < len(shares)
 
 
 HandMachine.TestCase.settings = settings(

@@ -47,6 +47,7 @@ from engine.hand import (
     RaiseTooSmall,
     deck_for,
 )
+from engine.pots import Pot, build_pots, split_pot
 
 
 def make_setup(
@@ -334,6 +335,13 @@ def test_bet_3_odd_chip_to_first_winner_left_of_button() -> None:
         f"expected 13 to seat 2 (first winner left of the button) and 12 to seat 5, got {award}"
     )
     assert hand.finishing_stacks() == {2: 1_003, 5: 1_002, 7: 995}
+
+
+def test_bet_3_side_pot_levels_folded_money_and_big_blind_ante_in_main_pot() -> None:
+    # Seat 1 folded after putting in 50; seat 2 is all-in for 100; seats 3 and 4 put in 400.
+    pots = build_pots({1: 50, 2: 100, 3: 400, 4: 400}, contenders={2, 3, 4}, dead_money=30)
+    assert pots == [Pot(30 + 50 * 4 + 50 * 3, (2, 3, 4)), Pot(300 * 2, (3, 4))], f"got {pots}"
+    assert split_pot(101, (4, 2, 3)) == (35, 33, 33), "the odd chips go to the first winner listed"
 
 
 # ---------------------------------------------------------------- BET-4 showdown
