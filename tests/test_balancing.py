@@ -246,3 +246,22 @@ def test_brk_2_final_table_waits_for_every_hand_before_breaking() -> None:
     tables = [table(1, [1, 2, 3, 4, 5]), table(2, [2, 4, 6, 8], in_hand=True)]
     plan = plan_tables(tables, DEFAULT, random.Random(2), last_elimination_table=1)
     assert plan.empty and plan.waiting_for == (2,), f"the redraw needs table 2's hand over first, got {plan}"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    counts=st.lists(st.integers(min_value=1, max_value=9), min_size=2, max_size=12),
+    seed=st.integers(min_value=0, max_value=2**32),
+)
+def test_bal_1_as_few_moves_as_possible(counts: list[int], seed: int) -> None:
+    """With no table to break and a threshold of 2, the plan makes exactly the minimal number of
+    moves: every table must end at q or q+1 players, the r largest taking the q+1 places."""
+    total = sum(counts)
+    if table_count(total, 9) < len(counts):
+        return  # a break is due: that is BRK-1's business, not this property's
+    tables = [table(t, range(1, c + 1)) for t, c in enumerate(counts, start=1)]
+    plan = plan_tables(tables, DEFAULT, random.Random(seed))
+    q, r = divmod(total, len(counts))
+    targets = [q + 1] * r + [q] * (len(counts) - r)
+    minimal = sum(max(0, c - t) for c, t in zip(sorted(counts, reverse=True), targets, strict=True))
+    assert len(plan.moves) == minimal, f"counts {counts}: expected {minimal} moves, got {len(plan.moves)}"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.tournament.config import HandForHand as HandForHandSettings
 from engine.tournament.config import HandForHandTrigger
@@ -95,3 +97,29 @@ def test_hfh_1_bubble_ties_share_setting_ignores_stacks() -> None:
     assert ranked == (Finish(5, ("p1",), 1), Finish(6, ("p2",), 1)), (
         f"by default stacks rank them, got {ranked}"
     )
+
+
+@settings(max_examples=100, deadline=None)
+@given(tables=st.integers(min_value=2, max_value=6), data=st.data())
+def test_hfh_1_barrier_property_one_hand_per_table_per_round(tables: int, data: st.DataObject) -> None:
+    """Whatever order tables try to deal and finish in, each table plays exactly one hand per round
+    and a round closes only when all of them have finished."""
+    barrier = HandForHand(range(1, tables + 1), deduction_seconds=60)
+    in_hand: set[int] = set()
+    done: set[int] = set()
+    for _ in range(tables * 6):
+        table_id = data.draw(st.integers(min_value=1, max_value=tables))
+        if table_id in in_hand:
+            closed = barrier.finish(table_id, [Bust(f"t{table_id}", 100, table_id, 1)])
+            in_hand.discard(table_id)
+            done.add(table_id)
+            if done == set(range(1, tables + 1)):
+                assert closed is not None and len(closed.busts) == tables, f"round must close, got {closed}"
+                done.clear()
+            else:
+                assert closed is None, "the round closed before every table finished"
+        elif table_id in done:
+            assert not barrier.can_deal(table_id), f"table {table_id} dealt twice in one round"
+        else:
+            barrier.deal(table_id)
+            in_hand.add(table_id)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.betting import AnteKind
 from engine.tournament.config import BreakMode, Breaks, Level
@@ -103,3 +107,32 @@ def test_brk_t1_zero_minute_breaks_are_no_breaks() -> None:
     assert clock.breaks_until(10 * 3600) == ()
     assert clock.can_start_hand(55 * MIN)
     assert clock.level_index_at(20 * MIN) == 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    mode=st.sampled_from(list(BreakMode)),
+    start=st.integers(min_value=0, max_value=86400),
+    every=st.integers(min_value=10, max_value=120),
+    add_on_at=st.none() | st.integers(min_value=0, max_value=4 * 3600),
+    times=st.lists(st.integers(min_value=0, max_value=8 * 3600), min_size=2, max_size=20),
+)
+def test_lvl_1_brk_t1_clock_properties(
+    mode: BreakMode, start: int, every: int, add_on_at: int | None, times: list[int]
+) -> None:
+    """Breaks never overlap, play time never runs backwards, levels never go down, and no hand
+    starts during a break."""
+    clock = LevelClock(
+        LEVELS, Breaks(mode=mode, every_minutes=every), start_wall_seconds=start, add_on_break_at=add_on_at
+    )
+    windows = clock.breaks_until(9 * 3600)
+    for earlier, later in pairwise(windows):
+        assert earlier.end <= later.start, f"breaks overlap: {earlier} and {later}"
+    ordered = sorted(times)
+    plays = [clock.play_seconds(t) for t in ordered]
+    assert plays == sorted(plays), "play time must never run backwards"
+    levels = [clock.level_index_at(t) for t in ordered]
+    assert levels == sorted(levels), "levels never go down"
+    for t in ordered:
+        assert clock.can_start_hand(t) == (clock.break_at(t) is None)
+        assert clock.can_start_hand(clock.resume_at(t))
