@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.tournament.seating import SeatingError, can_seat_players, seat_players, table_count
+from engine.table import FirstButton, TableSettings
+from engine.tournament.seating import SeatingError, can_seat_players, open_tables, seat_players, table_count
 
 
 @settings(max_examples=60, deadline=None)
@@ -60,3 +61,27 @@ def test_seat_1_rejects_duplicates_and_bad_sizes() -> None:
         seat_players([], 9, random.Random(1))
     assert not can_seat_players(["a", "b"], 1)
     assert table_count(19, 9) == 3
+
+
+def test_seat_1_open_tables_seats_everyone_and_each_table_draws_its_button() -> None:
+    names = [f"p{i}" for i in range(20)]
+    seating = seat_players(names, 9, random.Random(3))
+    opened = open_tables(seating, TableSettings(size=9), 5000, random.Random(4))
+    assert sorted(opened.tables) == [1, 2, 3]
+    for table_id, table in opened.tables.items():
+        assert {p.player: p.seat for p in table.players} == {
+            v: k for k, v in seating.tables[table_id].items()
+        }
+        assert all(p.stack == 5000 for p in table.players)
+        draw = opened.draws[table_id]
+        best_seat = max(draw.cards, key=lambda seat_card: seat_card[1])[0]
+        assert draw.button == best_seat, f"table {table_id}: the highest card gets the button, got {draw}"
+        assert table.next_positions().button == draw.button
+    seat_one = open_tables(
+        seating, TableSettings(size=9, first_button=FirstButton.SEAT_ONE), 5000, random.Random(4)
+    )
+    assert seat_one.draws == {}
+    first_occupied = min(seating.tables[1])
+    assert seat_one.tables[1].next_positions().button == first_occupied
+    with pytest.raises(SeatingError, match="cannot take a seating"):
+        open_tables(seating, TableSettings(size=6), 5000, random.Random(4))

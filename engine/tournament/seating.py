@@ -8,6 +8,9 @@ Invariants of a ``Seating``:
 
 Everything random comes from the injected ``random.Random``, so a seating is a function of the
 player list (in the order given) and the seed.
+
+``open_tables`` turns a seating into ``engine.table.Table``s with the starting stacks and gives
+each table its first button by the table's own draw (SEAT-2 lives in ``engine.table``).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from engine.table import ButtonDraw, FirstButton, Table, TableSettings
 
 
 class SeatingError(ValueError):
@@ -87,3 +92,38 @@ def seat_players(players: Sequence[str], table_size: int, rng: random.Random) ->
         tables[index + 1] = dict(zip(seats, order[start : start + count], strict=True))
         start += count
     return Seating(table_size=table_size, tables=tables)
+
+
+@dataclass(frozen=True, slots=True)
+class OpenTables:
+    """The engine tables of a seating, and each table's first-button draw (SEAT-2)."""
+
+    tables: dict[int, Table]
+    draws: dict[int, ButtonDraw]
+
+
+def open_tables(
+    seating: Seating, settings: TableSettings, starting_stack: int, rng: random.Random
+) -> OpenTables:
+    """Seat everyone at new ``Table``s with ``starting_stack`` chips and place the first buttons.
+
+    With ``FirstButton.DRAW`` each table draws (one card each, highest card, ties by suit; SEAT-2)
+    in table order from ``rng``; with ``SEAT_ONE`` the table puts it on seat 1. A table seated
+    with one player (possible only at two-seat tables) cannot draw yet: it must draw before its
+    first hand, once a second player has joined.
+    """
+    if settings.size != seating.table_size:
+        raise SeatingError(f"tables of {settings.size} seats cannot take a seating for {seating.table_size}")
+    tables: dict[int, Table] = {}
+    draws: dict[int, ButtonDraw] = {}
+    for table_id, seats in seating.tables.items():
+        table = Table(settings, table_id=str(table_id))
+        for seat, player in seats.items():
+            table.seat_player(seat, player, starting_stack)
+        if len(seats) >= 2:
+            if settings.first_button is FirstButton.DRAW:
+                draws[table_id] = table.draw_button(rng)
+            else:
+                table.set_first_button(1)
+        tables[table_id] = table
+    return OpenTables(tables, draws)

@@ -51,7 +51,7 @@ from engine.tournament.payouts import (
     structure_for,
 )
 from engine.tournament.registration import Registration
-from engine.tournament.seating import seat_players
+from engine.tournament.seating import open_tables, seat_players
 from engine.tournament.standings import Bust, Finish, Standings, tournament_over
 from engine.tournament.transfers import (
     CASHIER,
@@ -255,14 +255,10 @@ class _Tournament:
 
     def seat_everyone(self) -> None:
         seating = seat_players(self.registration.active, self.config.table_size, self.rng)
-        settings = _table_settings(self.config)
-        for table_id, seats in seating.tables.items():
-            table = Table(settings, table_id=str(table_id))
-            for seat, player in seats.items():
-                table.seat_player(seat, player, self.config.starting_stack)
-                self.chips_issued += self.config.starting_stack
-            self._first_button(table)
-            self.tables[table_id] = table
+        opened = open_tables(seating, _table_settings(self.config), self.config.starting_stack, self.rng)
+        self.tables = opened.tables
+        self.chips_issued += self.config.starting_stack * len(self.registration.active)
+        self.button_pending = {tid for tid, table in self.tables.items() if len(table.players) < 2}
 
     def _first_button(self, table: Table) -> None:
         """SEAT-2 at ``table`` now, or (a lone player cannot draw) before its first hand."""
