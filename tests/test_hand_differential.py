@@ -5,7 +5,8 @@ blind ante; 2..10 players; many short stacks so all-ins and side pots are common
 dead small blinds, heads-up) are played through feltd with a seeded random legal policy. The
 same hand runs in pokerkit in lockstep, with the same cards and the same actions. At every
 decision the player to act, the amount to call and the smallest and largest bet or raise must
-agree; at the end every finishing stack must agree.
+agree; at the end the cards dealt, the hands shown or mucked at showdown (and their order) and
+every finishing stack must agree.
 
 How the two are lined up (rule choices, not weakened comparisons):
 
@@ -51,6 +52,7 @@ from pokerkit import (
     BettingStructure,
     BoardDealing,
     Deck,
+    HoleCardsShowingOrMucking,
     HoleDealing,
     Mode,
     OmahaHoldemHand,
@@ -70,6 +72,7 @@ from engine.events import (
     ActionTaken,
     AntePosted,
     CardsMucked,
+    CardsShown,
     HandsShown,
     PotAwarded,
     UncalledBetReturned,
@@ -367,11 +370,29 @@ def play(number: int, rng: random.Random) -> Played:
     assert not state.status, f"pokerkit still expects play after {actions} in {setup}"
     dealt: dict[int, list[str]] = {seat: [] for seat in order}
     board: list[str] = []
+    showdown: list[tuple[int, bool]] = []
     for operation in state.operations:
         if isinstance(operation, HoleDealing):
             dealt[order[operation.player_index]].extend(map(repr, operation.cards))
         elif isinstance(operation, BoardDealing):
             board.extend(map(repr, operation.cards))
+        elif isinstance(operation, HoleCardsShowingOrMucking):
+            showdown.append((order[operation.player_index], bool(operation.hole_cards)))
+    # BET-4: the same hands shown or mucked, in the same order (all at once when face up).
+    face_up = [e for e in hand.events if isinstance(e, HandsShown)]
+    if face_up:
+        mine_showdown = sorted((shown.seat, True) for shown in face_up[0].hands)
+        showdown.sort()
+    else:
+        mine_showdown = [
+            (e.seat, isinstance(e, CardsShown))
+            for e in hand.events
+            if isinstance(e, CardsShown | CardsMucked)
+        ]
+    assert showdown == mine_showdown, (
+        f"showdown differs after {actions} in {setup}:"
+        f" pokerkit (seat, shown) {showdown}, feltd {mine_showdown}"
+    )
     mine = {seat: [card_str(c) for c in hand.hole_cards(seat)] for seat in order}
     assert dealt == mine, f"hole cards differ in {setup}: pokerkit {dealt}, feltd {mine}"
     assert board == [card_str(c) for c in hand.board], f"boards differ in {setup}: {board} vs {hand.board}"
