@@ -9,6 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.hand import Hand
+from engine.random_play import play_random_hand
+from engine.table import ButtonRule, Table, TableSettings
 from engine.tournament.balancing import (
     MoveReason,
     Plan,
@@ -265,3 +268,45 @@ def test_bal_1_as_few_moves_as_possible(counts: list[int], seed: int) -> None:
     targets = [q + 1] * r + [q] * (len(counts) - r)
     minimal = sum(max(0, c - t) for c, t in zip(sorted(counts, reverse=True), targets, strict=True))
     assert len(plan.moves) == minimal, f"counts {counts}: expected {minimal} moves, got {len(plan.moves)}"
+
+
+def test_move_1_before_a_tables_first_hand_the_big_blind_follows_the_small_blind() -> None:
+    # button on seat 2, no hand yet: seat 3 posts the small blind, seat 4 is due the big blind
+    source = TableState(1, 9, {s: f"t1s{s}" for s in range(1, 9)}, button=2)
+    plan = plan_tables([source, table(2, range(1, 6))], DEFAULT, random.Random(1))
+    assert [m.from_seat for m in plan.moves] == [4], f"seat 4 is due the big blind, got {plan.moves}"
+
+
+@pytest.mark.parametrize("button_rule", list(ButtonRule))
+def test_move_1_agrees_with_the_table_on_who_is_due_the_big_blind(button_rule: ButtonRule) -> None:
+    """After real hands (busts included), the planner moves the player the table says posts the
+    big blind next (``Table.hands_until_big_blind == 0``)."""
+    for seed in range(25):
+        rng = random.Random(seed)
+        engine_table = Table(TableSettings(size=9, button_rule=button_rule))
+        for seat in rng.sample(range(1, 10), 8):
+            engine_table.seat_player(seat, f"p{seat}", rng.choice([150, 400, 5000]))
+        engine_table.draw_button(rng)
+        for number in range(rng.randint(0, 6)):
+            if len(engine_table.players) < 4:
+                break
+            hand = Hand(engine_table.start_hand(f"h{number}", 25, 50), rng=rng)
+            play_random_hand(hand, rng)
+            engine_table.finish_hand(hand.finishing_stacks())
+        positions = engine_table.last_positions
+        source = TableState(
+            1,
+            9,
+            {p.seat: p.player for p in engine_table.players},
+            big_blind_seat=positions.big_blind if positions else None,
+            button=positions.button if positions else engine_table.next_positions().button,
+        )
+        target = table(2, [1] if len(source.seats) <= 3 else [1, 2])
+        plan = plan_tables([source, target], Balancing(redraw_at_tables=()), random.Random(seed))
+        balance = [m for m in plan.moves if m.reason is MoveReason.BALANCE and m.from_table == 1]
+        if not balance:
+            continue
+        due = engine_table.hands_until_big_blind(balance[0].from_seat)
+        assert due == 0, (
+            f"seed {seed}: moved seat {balance[0].from_seat}, which is {due} hands from the big blind"
+        )

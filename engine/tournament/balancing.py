@@ -248,10 +248,14 @@ def _collapse(moves: list[Move]) -> tuple[Move, ...]:
 
 
 def _anchor(table: TableState) -> int:
+    """The seat the big-blind order starts after: the last big blind; before a table's first hand,
+    the seat of its coming small blind (the first player after the button; heads-up, the button)."""
     if table.big_blind_seat is not None:
         return table.big_blind_seat
     if table.button is not None:
-        return table.button
+        button = table.button
+        after = sorted(table.seats, key=lambda seat: (seat - button - 1) % table.size)
+        return after[0] if len(after) >= 3 else button
     return table.size  # nothing known yet: the order starts at seat 1
 
 
