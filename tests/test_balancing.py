@@ -310,3 +310,16 @@ def test_move_1_agrees_with_the_table_on_who_is_due_the_big_blind(button_rule: B
         assert due == 0, (
             f"seed {seed}: moved seat {balance[0].from_seat}, which is {due} hands from the big blind"
         )
+
+
+def test_brk_1_waits_only_for_the_tables_whose_seats_it_needs() -> None:
+    # 30 players fit at 4 tables: break table 1 (idle); its 3 players need seats at busy tables
+    tables = [
+        table(1, [1, 2, 3]),
+        table(2, range(1, 10), in_hand=True),
+        table(3, range(1, 9), in_hand=True),
+        table(4, range(1, 7), in_hand=True),
+        table(5, range(1, 5), in_hand=True),
+    ]
+    plan = plan_tables(tables, DEFAULT, random.Random(1), last_elimination_table=1)
+    assert plan.moves == () and plan.waiting_for == (5,), f"table 5 alone has room for 3 more, got {plan}"

@@ -102,6 +102,9 @@ class Plan:
     Each player appears in at most one move, from their seat before the plan to their seat after
     it. A redraw's moves form a permutation, so apply a plan as ``apply_plan`` does: take every
     moving player out of their seat first, then seat them all.
+
+    ``waiting_for`` names the tables in a hand that the rest of the plan needs: the coordinator
+    deals no new hand there once their hand ends, and plans again when they are all idle.
     """
 
     moves: tuple[Move, ...] = ()
@@ -225,7 +228,7 @@ def plan_tables(
             # or the redraw would be lost once the breaks were done
             return Plan(waiting_for=tuple(sorted({*busy, *draft.waiting})))
         redraw = _redraw(draft, tables, rng)
-    else:
+    elif not draft.waiting:  # a pending break comes first: it changes every count
         _balance(draft, settings, moved)
     return Plan(_collapse(draft.moves), tuple(draft.breaks), redraw, tuple(sorted(draft.waiting)))
 
@@ -271,7 +274,16 @@ def _break_tables(
         target_tables = [w for w in draft.tables.values() if w is not chosen and not w.in_hand]
         free = sum(w.size - len(w.seats) for w in target_tables)
         if free < len(chosen.seats):
-            draft.waiting.update(w.table_id for w in draft.tables.values() if w.in_hand)
+            # wait for the fewest tables in a hand whose empty seats make up the shortfall
+            busy = sorted(
+                (w for w in draft.tables.values() if w.in_hand and w is not chosen),
+                key=lambda w: (len(w.seats) - w.size, w.table_id),
+            )
+            for work in busy:
+                draft.waiting.add(work.table_id)
+                free += work.size - len(work.seats)
+                if free >= len(chosen.seats):
+                    break
             return
         leaving = [chosen.seats[seat] for seat in sorted(chosen.seats)]
         rng.shuffle(leaving)
