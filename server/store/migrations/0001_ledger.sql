@@ -122,13 +122,27 @@ CREATE FUNCTION ledger_account_kind(name text) RETURNS text LANGUAGE sql IMMUTAB
     SELECT CASE WHEN name IN ('house', 'cashier') THEN name ELSE split_part(name, ':', 1) END
 $$;
 
--- Lock accounts for a post, creating missing ones. Locks are transaction-scoped advisory locks
--- (class 'LEDG', hashtext(name)) taken in hash order, the same global order for everyone, so
--- concurrent posts never deadlock. (SELECT ... ORDER BY name FOR UPDATE was tried first and
--- deadlocked under a rush on one account: in READ COMMITTED a waiter following a row's update
--- chain can end up holding a later row while waiting for an earlier one.) Every statement after
--- this one takes a newer snapshot, so it sees every balance committed by the locks' last holders.
-CREATE FUNCTION ledger_lock_accounts(names text[]) RETURNS void LANGUAGE plpgsql VOLATILE AS $$
+-- Post a batch of transfers (parallel arrays, in order) in one call, hence in one round trip and
+-- atomically even outside an explicit transaction. Promises (server/store/ledger.py says them
+-- in full): keys already stored are replays, returned with their first result, unless they name
+-- another movement (an 'idempotency_conflict' error); the fresh transfers apply in order and none
+-- may take a non-house, non-cashier account below zero (an 'insufficient_funds' error whose
+-- DETAIL is JSON: account, balance, amount, key); otherwise every fresh transfer becomes a ledger
+-- transaction of two entries. Errors are RAISE (SQLSTATE P0001) with HINT 'feltd:<kind>'.
+--
+-- Locks first: transaction-scoped advisory locks on the batch's accounts (class 'LEDG',
+-- hashtext(name)) taken in hash order, the same global order for everyone, so concurrent posts
+-- never deadlock. (SELECT ... ORDER BY name FOR UPDATE was tried first and deadlocked under a
+-- rush on one account: in READ COMMITTED a waiter following a row's update chain can end up
+-- holding a later row while waiting for an earlier one.) Every statement after the locks takes a
+-- newer snapshot, so it sees every balance committed by the locks' last holders.
+CREATE FUNCTION ledger_post(keys text[], reasons text[], sources text[], targets text[], amounts bigint[])
+RETURNS TABLE (out_key text, out_id bigint, out_created_at timestamptz, out_replayed boolean)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    names text[] := ARRAY(SELECT DISTINCT a FROM unnest(sources || targets) AS a);
+    clash record;
+    short record;
 BEGIN
     PERFORM pg_advisory_xact_lock(1279607879, k)
        FROM (SELECT DISTINCT hashtext(n) AS k FROM unnest(names) AS n ORDER BY k) AS ordered;
@@ -137,24 +151,6 @@ BEGIN
      WHERE NOT EXISTS (SELECT 1 FROM accounts AS a WHERE a.name = n)
      ORDER BY n
     ON CONFLICT DO NOTHING;
-END;
-$$;
-
--- Post a batch of transfers (parallel arrays, in order) in one call, hence in one round trip and
--- atomically even outside an explicit transaction. Promises (server/store/ledger.py says them
--- in full): keys already stored are replays, returned with their first result, unless they name
--- another movement (an 'idempotency_conflict' error); the fresh transfers apply in order and none
--- may take a non-house, non-cashier account below zero (an 'insufficient_funds' error whose
--- DETAIL is JSON: account, balance, amount, key); otherwise every fresh transfer becomes a ledger
--- transaction of two entries. Errors are RAISE (SQLSTATE P0001) with HINT 'feltd:<kind>'.
-CREATE FUNCTION ledger_post(keys text[], reasons text[], sources text[], targets text[], amounts bigint[])
-RETURNS TABLE (out_key text, out_id bigint, out_created_at timestamptz, out_replayed boolean)
-LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-    clash record;
-    short record;
-BEGIN
-    PERFORM ledger_lock_accounts(ARRAY(SELECT DISTINCT a FROM unnest(sources || targets) AS a));
 
     SELECT i.key, i.reason, i.source, i.target, i.amount,
            t.reason::text AS was_reason, d.account AS was_source, c.account AS was_target, c.amount AS was_amount
