@@ -10,6 +10,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from engine.tournament.config import ConfigError
 from engine.tournament.transfers import CASHIER, HOUSE, Reason, Transfer, player_account, pool_account
 from server.store.connection import Store, open_store
 from server.store.databases import create_database, drop_database
@@ -41,6 +42,16 @@ async def store(postgres_server_url: str) -> AsyncIterator[Store]:
 async def create(store: Store, repo_root: Path, tid: str) -> None:
     text = (repo_root / "examples" / "freezeout-10min.toml").read_text()
     await store.tournaments.create(tid, f"Test {tid}", text, tomllib.loads(text))
+
+
+async def test_an_operators_toml_is_validated_then_recorded_under_its_id(
+    store: Store, repo_root: Path
+) -> None:
+    text = (repo_root / "examples" / "turbo-rebuy.toml").read_text()
+    created = await store.tournaments.create_from_toml(text)
+    assert (created.id, created.config_toml, created.config) == ("turbo-rebuy", text, tomllib.loads(text))
+    with pytest.raises(ConfigError):
+        await store.tournaments.create_from_toml(text.replace("starting_stack", "starting_stake"))
 
 
 def buy_in(tid: str, player: str, n: int = 1) -> list[Transfer]:

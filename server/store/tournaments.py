@@ -15,6 +15,7 @@ and the money commit together or not at all.
 from __future__ import annotations
 
 import json
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,6 +24,7 @@ from typing import Any
 
 import asyncpg
 
+from engine.tournament.config import parse_config
 from engine.tournament.transfers import Transfer
 from server.store.errors import StatusTransitionError, TournamentError, TournamentExists, UnknownTournament
 from server.store.ledger import PostResult, in_transaction_with_retries, post_in_transaction, verify_post
@@ -161,6 +163,13 @@ class Tournaments:
                 raise TournamentExists(f"a tournament with id {tournament_id!r} exists") from error
         assert row is not None
         return _tournament(row)
+
+    async def create_from_toml(self, config_toml: str, *, starts_at: datetime | None = None) -> Tournament:
+        """Validate an operator's TOML with ``engine.tournament.config.parse_config`` (its
+        ``ConfigError`` names the bad field), then record it under the config's id and name."""
+        config = parse_config(config_toml)
+        return await self.create(config.id, config.name, config_toml, tomllib.loads(config_toml),
+                                 starts_at=starts_at)
 
     async def get(self, tournament_id: str) -> Tournament:
         async with self._pool.acquire(timeout=self._timeout) as conn:
