@@ -3,12 +3,18 @@ PHH (``.phhs``) file pokerkit reads and as PokerStars text."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from pokerkit import HandHistory
 
+from engine.betting import HandSetup, SeatSetup
+from engine.hand import Hand
+from engine.history.phh import dumps_phh, export_phh, loads_phhs
+from engine.history.pokerstars import format_pokerstars
+from engine.random_play import play_random_hand
 from server.store.connection import Store, open_store
 from server.store.databases import create_database, drop_database
 from server.store.errors import HandHistoryError
@@ -106,3 +112,36 @@ def test_a_hand_history_without_players_or_time_zone_is_refused() -> None:
         HandRecord("h", "t", "T1", 1, datetime.now(UTC), (), "", "")
     with pytest.raises(HandHistoryError, match="time zone"):
         HandRecord("h", "t", "T1", 1, datetime(2026, 1, 1), (HandPlayer(1, "p", 1, 1),), "", "")
+
+
+def played_hand(tid: str, number: int, rng: random.Random) -> HandRecord:
+    """A hand played by the engine and rendered by engine.history, as the table actor will."""
+    players = ("ivy", "jon", "kim")
+    seats = tuple(SeatSetup(seat, name, 1500) for seat, name in zip((1, 3, 5), players, strict=True))
+    setup = HandSetup(hand_id=f"{tid}{number:04d}", table_size=6, seats=seats,
+                      button=1, small_blind_seat=3, big_blind_seat=5, small_blind=10, big_blind=20)
+    hand = Hand(setup, rng=rng)
+    play_random_hand(hand, rng)
+    started = datetime(2026, 2, 1, 20, 0, tzinfo=UTC) + timedelta(minutes=number)
+    finishing = hand.finishing_stacks()
+    return HandRecord(
+        hand_id=setup.hand_id, tournament_id=tid, table_id="T1", hand_number=number,
+        finished_at=started + timedelta(seconds=30),
+        players=tuple(HandPlayer(s.seat, s.player, s.stack, finishing[s.seat]) for s in setup.seats),
+        phh=dumps_phh(export_phh(setup, hand.events, table="T1", level=1, started_at=started)),
+        pokerstars=format_pokerstars(setup, hand.events, started, tournament_id=tid, table_name="T1"),
+    )
+
+
+async def test_hands_rendered_by_the_engine_export_back_byte_for_byte(store: Store) -> None:
+    rng = random.Random(3)
+    hands = [played_hand("hh3", n, rng) for n in range(1, 6)]
+    await store.histories.save(hands)
+    phhs = await store.histories.export_phh("hh3")
+    assert [dumps_phh(h) for h in loads_phhs(phhs)] == [h.phh for h in hands], "PHH changed in the store"
+    assert len(list(HandHistory.loads_all(phhs))) == 5, "pokerkit reads the exported file"
+    stars = await store.histories.export_pokerstars("hh3")
+    expected = "\n\n\n".join(h.pokerstars.strip() for h in hands) + "\n"
+    assert stars == expected, "PokerStars text changed in the store"
+    jon = await store.histories.by_player("jon")
+    assert [h.hand_id for h in jon] == [h.hand_id for h in reversed(hands)]
