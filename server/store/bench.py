@@ -113,6 +113,12 @@ async def _bench(store: Store, args: argparse.Namespace) -> None:
     _line(f"ledger, {connections} connections, 1 transfer per post", total / elapsed, "transactions/s",
           f"{total} in {elapsed:.2f} s")
 
+    work = [pair_transfers(f"concb{w}", players[4 + 2 * w], players[5 + 2 * w], per_worker)
+            for w in range(connections)]
+    elapsed = await _timed(asyncio.gather(*(post_each(w, 10) for w in work)))
+    _line(f"ledger, {connections} connections, 10 transfers per post", total / elapsed, "transactions/s",
+          f"{total} in {elapsed:.2f} s")
+
     # Registration rush: every post is a buy-in + fee into one pool and the house, the two hot
     # accounts every registration of a tournament locks.
     tid = f"bench{run}"
