@@ -1,1 +1,17 @@
-"""PostgreSQL: the record of money and of tournament state."""
+"""PostgreSQL: the record of money and of tournament state.
+
+Everything goes through ``server.store.connection.open_store(database_url=None, data_dir=...)``,
+an async context manager that connects (or starts the embedded server in ``data_dir``), applies
+the migrations and yields a ``Store`` whose parts share one pool:
+
+- ``store.ledger``       (``ledger.py``)      double-entry money: ``post(transfers) -> PostResult``,
+  ``balance``, ``balances``, ``check``; the database itself enforces the invariants.
+- ``store.players``      (``players.py``)     players and operators, tokens kept as SHA-256.
+- ``store.tournaments``  (``tournaments.py``) definitions, status machine, registrations and the
+  waiting list, entries, rebuys, results; money attached to a record commits with it.
+- ``store.snapshots``    (``snapshots.py``)   ``TableSnapshot`` batches, ``load_latest_state``.
+- ``store.histories``    (``histories.py``)   hand histories by id, player, tournament; exports.
+
+``migrations.py`` applies ``migrations/NNNN_*.sql``; ``errors.py`` holds the typed errors. This
+package's ``__init__`` imports nothing, so importing ``server.store.embedded`` stays cheap.
+"""
