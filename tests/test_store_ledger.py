@@ -245,6 +245,8 @@ def test_bad_batches_are_refused_before_the_database() -> None:
         from server.store.ledger import verify_post
         verify_post([Transfer("bank:1", HOUSE, 1, "k", Reason.FEE)])
     assert first_shortfall([Transfer(player_account("x"), HOUSE, 5, "k", Reason.FEE)], {}) is not None
+    assert not can_post([deposit("nul", 1, "key\x00")]), "PostgreSQL text cannot hold NUL"
+    assert not can_post([deposit("\ud800", 1)]), "nor a lone surrogate"
 
 
 async def _raw(store: Store, sql: str, *args: object) -> None:

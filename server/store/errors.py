@@ -49,6 +49,10 @@ class IdempotencyConflict(LedgerError):
     """An idempotency key already names a different money movement."""
 
 
+class InvalidKey(LedgerError):
+    """An idempotency key PostgreSQL cannot store (NUL, or not UTF-8)."""
+
+
 class DuplicateKey(LedgerError):
     """The same idempotency key appears twice in one batch."""
 

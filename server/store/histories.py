@@ -16,6 +16,7 @@ from datetime import datetime
 import asyncpg
 
 from server.store.errors import HandHistoryError
+from server.store.postgres_text import is_storable
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_LIMIT = 100
@@ -74,6 +75,9 @@ class HandRecord:
         if self.finished_at.tzinfo is None:
             raise HandHistoryError(f"finished_at must carry a time zone, got {self.finished_at!r}")
         ids = [p.player_id for p in self.players]
+        texts = (self.hand_id, self.tournament_id, self.table_id, self.phh, self.pokerstars, *ids)
+        if not all(is_storable(text) for text in texts):
+            raise HandHistoryError(f"hand {self.hand_id!r}: texts must be UTF-8 without NUL characters")
         if not ids or len(set(ids)) != len(ids):
             raise HandHistoryError(f"hand {self.hand_id!r} needs players, each once; got {ids!r}")
 

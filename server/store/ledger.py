@@ -35,7 +35,14 @@ from typing import TypeVar
 import asyncpg
 
 from engine.tournament.transfers import CASHIER, HOUSE, Reason, Transfer, may_go_negative
-from server.store.errors import DuplicateKey, IdempotencyConflict, InsufficientFunds, UnknownAccount
+from server.store.errors import (
+    DuplicateKey,
+    IdempotencyConflict,
+    InsufficientFunds,
+    InvalidKey,
+    UnknownAccount,
+)
+from server.store.postgres_text import is_storable
 
 DEFAULT_TIMEOUT_S = 30.0
 RETRIES = 8
@@ -50,6 +57,8 @@ SELECT out_key, out_id, out_created_at, out_replayed
 
 def account_kind(account: str) -> str:
     """The kind of a ledger account from its name (``player:7`` is a player account, ...)."""
+    if not is_storable(account):
+        raise UnknownAccount(f"ledger account {account!r} is not UTF-8 text without NUL")
     if account in (HOUSE, CASHIER):
         return account
     kind, sep, rest = account.partition(":")
@@ -110,6 +119,8 @@ def verify_post(transfers: Sequence[Transfer]) -> None:
     for transfer in transfers:
         if not isinstance(transfer, Transfer):
             raise TypeError(f"the ledger posts Transfer values, got {type(transfer).__name__}")
+        if not is_storable(transfer.idempotency_key):
+            raise InvalidKey(f"idempotency key {transfer.idempotency_key!r} is not UTF-8 text without NUL")
         if transfer.idempotency_key in seen:
             raise DuplicateKey(f"idempotency key {transfer.idempotency_key!r} appears twice in one batch")
         seen.add(transfer.idempotency_key)

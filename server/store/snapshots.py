@@ -24,6 +24,7 @@ from datetime import datetime
 import asyncpg
 
 from server.store.errors import SnapshotError
+from server.store.postgres_text import is_storable
 
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -105,6 +106,9 @@ def verify_snapshot(snapshot: TableSnapshot) -> None:
     """Raise ``SnapshotError`` unless the snapshot describes a table between hands."""
     if not snapshot.tournament_id or not snapshot.table_id:
         raise SnapshotError("a snapshot needs a tournament id and a table id")
+    ids = (snapshot.tournament_id, snapshot.table_id, *(seat.player_id for seat in snapshot.seats))
+    if not all(name and is_storable(name) for name in ids):
+        raise SnapshotError(f"ids are non-empty UTF-8 text without NUL characters, got {ids!r}")
     if snapshot.hand_number < 0 or snapshot.level < 0:
         raise SnapshotError(f"hand number and level are not negative, got {snapshot.hand_number} "
                             f"and {snapshot.level} at table {snapshot.table_id!r}")

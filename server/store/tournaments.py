@@ -28,6 +28,7 @@ from engine.tournament.config import parse_config
 from engine.tournament.transfers import Transfer
 from server.store.errors import StatusTransitionError, TournamentError, TournamentExists, UnknownTournament
 from server.store.ledger import PostResult, in_transaction_with_retries, post_in_transaction, verify_post
+from server.store.postgres_text import is_storable
 
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -150,8 +151,9 @@ class Tournaments:
     async def create(self, tournament_id: str, name: str, config_toml: str, config: Mapping[str, Any],
                      *, starts_at: datetime | None = None) -> Tournament:
         """Record a new, announced tournament: the operator's TOML text and its parsed form."""
-        if not tournament_id or ":" in tournament_id:
-            raise TournamentError(f"a tournament id is non-empty without ':', got {tournament_id!r}")
+        if not tournament_id or ":" in tournament_id or not is_storable(tournament_id + name + config_toml):
+            raise TournamentError(f"a tournament id is non-empty without ':' and all text UTF-8 without NUL, "
+                                  f"got id {tournament_id!r}")
         async with self._pool.acquire(timeout=self._timeout) as conn:
             try:
                 row = await conn.fetchrow(
