@@ -15,6 +15,7 @@ import asyncpg
 
 from engine.tournament.transfers import player_account
 from server.store.errors import PlayerError, PlayerExists, UnknownPlayer
+from server.store.postgres_text import is_storable
 
 DEFAULT_TIMEOUT_S = 30.0
 MAX_NAME_LENGTH = 64
@@ -79,6 +80,8 @@ class Players:
     async def add(self, name: str, *, player_id: str | None = None) -> NewPlayer:
         """Create a player (id from a sequence unless given); raises ``PlayerExists`` if taken."""
         verify_name(name)
+        if player_id is not None and not (player_id and is_storable(player_id)):
+            raise PlayerError(f"a player id is non-empty UTF-8 text without NUL, got {player_id!r}")
         token = new_token()
         async with self._pool.acquire(timeout=self._timeout) as conn:
             try:
