@@ -355,3 +355,8 @@ def test_random_batches_match_a_model_and_keep_the_ledger_sound(postgres_server_
         loop.run_until_complete(opened.__aexit__(None, None, None))
         loop.run_until_complete(drop_database(postgres_server_url, url))
         loop.close()
+
+
+async def test_the_database_reason_type_is_the_engines_reason_enum(store: Store) -> None:
+    rows = await store.pool.fetch("SELECT unnest(enum_range(NULL::ledger_reason))::text AS reason")
+    assert [r["reason"] for r in rows] == [str(r) for r in Reason], "migrations and Reason disagree"
