@@ -1,26 +1,34 @@
 """A whole tournament played in-process on the pure engine and core, for tests and benchmarks.
 
 ``run_tournament(config, players, seed)`` registers ``players`` bots through the registration
-machine (REG-1), seats them (SEAT-1, SEAT-2), and plays hands with random-policy bots (``tournament_bot``)
-on ``engine.table.Table`` / ``engine.hand.Hand`` until the end (END-1). Between hands it carries
-out the break/balance planner's moves (BRK-1, BRK-2, BAL-1, MOVE-1), runs hand-for-hand rounds
-on the bubble (HFH-1), ranks eliminations (ELIM-1, ELIM-2), sells rebuys and add-ons when the
-config offers them (REG-5), and pays the prizes (``payouts.prizes_for_finishes``). It returns a
+machine (REG-1), seats them (SEAT-1, SEAT-2), and plays hands with random-policy bots
+(``tournament_bot``) on ``engine.table.Table`` / ``engine.hand.Hand`` until the end (END-1).
+Between hands it carries out the break/balance planner's moves (BRK-1, BRK-2, BAL-1, MOVE-1),
+runs hand-for-hand rounds on the bubble (HFH-1), ranks eliminations (ELIM-1, ELIM-2), sells
+rebuys and add-ons when the config offers them (REG-5), and pays the prizes
+(``payouts.prizes_for_finishes``). It returns a
 ``SimulationResult`` with every money ``Transfer`` in order, so a store can replay the ledger.
 
-Time is a logical clock (seconds since the start): the tables play in lockstep rounds; a hand
-lasts ``HAND_BASE_SECONDS`` plus ``SECONDS_PER_ACTION`` per action; a round advances the clock by
-the mean hand length of its tables (they play in parallel), or by the longest hand during
-hand-for-hand, when every table waits for the slowest. Outside hand-for-hand each table's
-eliminations are their own hand's (ranked alone, in the order the hands finished); in a
-hand-for-hand round they are one simultaneous batch. While hand-for-hand lasts, the level clock
-stands still and loses the HFH-1 deduction per hand instead.
+Time is a logical clock (seconds since the start) and every table runs on its own, as on a real
+site: an event queue holds each table's next moment. A hand is dealt and played when it starts
+(``HAND_BASE_SECONDS`` plus ``SECONDS_PER_ACTION`` per action long) and applied when it ends;
+in between the table is in a hand, and the planner may not touch it. When a hand ends, its busts
+are ranked alone (ELIM-2), and if a table must break or the tables are out of balance the
+planner runs over all tables, busy ones marked ``in_hand``. When the plan waits for hands under
+way (``Plan.waiting_for``), tables that finish are held (they deal no new hand) until those
+hands are over and the plan can be made. A table finishing during a break waits for its end
+(BRK-T1); a new level applies from the next hand (LVL-1). When hand-for-hand becomes due, the
+hands under way finish (their busts still count one by one), then every table plays
+synchronized rounds through the ``HandForHand`` barrier: a round's busts are one batch, the
+level clock stands still and loses the HFH-1 deduction per round instead.
 
-Invariants checked after every hand (an ``InvariantBroken`` error names the first that fails):
-the hand conserved its table's chips (the table checks it), the chips in play equal the chips
-issued by entries, rebuys and add-ons; after every round no table is over its size, nobody is
-seated twice and the players seated are exactly the players left; every transfer keeps the
-player, pool and ticket accounts non-negative, and at the end the pool is empty.
+Invariants (an ``InvariantBroken`` error names the first that fails): every hand conserves its
+table's chips (the table refuses it otherwise); after every plan the chips in play equal the
+chips issued by entries, rebuys and add-ons, and no move touches a table in a hand; every
+``CHECK_SEATS_EVERY`` hands and at the end nobody is seated twice, no table is over its size and
+the players seated are exactly the players left; at the end everyone has one
+place, every transfer kept the player, pool and ticket accounts non-negative, the ledger sums to
+zero and the pool is empty.
 
 Everything random comes from one ``random.Random(seed)``: the same config, players and seed give
 the same tournament, hand for hand.
@@ -28,12 +36,13 @@ the same tournament, hand for hand.
 
 from __future__ import annotations
 
+import heapq
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.betting import AnteKind
+from engine.betting import AnteKind, HandSetup
 from engine.hand import Hand
 from engine.random_play import choose_action
 from engine.table import ButtonRule as TableButtonRule
@@ -51,7 +60,7 @@ from engine.tournament.payouts import (
     structure_for,
 )
 from engine.tournament.registration import Registration
-from engine.tournament.seating import open_tables, seat_players
+from engine.tournament.seating import open_tables, seat_players, table_count
 from engine.tournament.standings import Bust, Finish, Standings, tournament_over
 from engine.tournament.transfers import (
     CASHIER,
@@ -62,6 +71,10 @@ from engine.tournament.transfers import (
     pool_account,
 )
 
+_END = 0  # event kinds; a hand's end sorts before a start at the same second
+_START = 1
+# the whole-field checks (every seat of every table) run every this many hands
+CHECK_SEATS_EVERY = 250
 HAND_BASE_SECONDS = 12
 SECONDS_PER_ACTION = 3
 # the chance a bot facing a bet folds before random_play decides (see ``tournament_bot``)
@@ -207,6 +220,21 @@ class _Tournament:
         self.button_pending: set[int] = set()  # tables seated with one player: no draw possible yet
         self.add_on_done = False
         self.barrier: HandForHand | None = None
+        self.events: list[tuple[int, int, int, int]] = []  # (time, sequence, kind, table)
+        self.seq = 0
+        self.running: dict[int, tuple[HandSetup, dict[int, int]]] = {}  # hands under way
+        self.held: set[int] = set()  # idle tables that may not deal yet
+        self.parked: set[int] = set()  # idle tables with one player: they wait for company
+        self.plan_waiting: frozenset[int] = frozenset()  # tables a pending plan waits for
+        self.hfh_pending = False  # hand-for-hand starts once every hand under way has ended
+        self.round_started = 0
+        self.round_on_bubble = False
+        self.count_of: dict[int, int] = {}
+        self.histogram: Counter[int] = Counter()
+        self.last_elimination_table: int | None = None
+        self.add_on_offered: set[str] = set()
+        self.finished = False
+        self.plans = 0
         rebuys = config.rebuys
         add_on_at = rebuys.period_minutes * 60 if rebuys is not None and config.add_on is not None else None
         self.clock = LevelClock(config.levels, config.breaks, add_on_break_at=add_on_at)
@@ -259,6 +287,9 @@ class _Tournament:
         self.tables = opened.tables
         self.chips_issued += self.config.starting_stack * len(self.registration.active)
         self.button_pending = {tid for tid, table in self.tables.items() if len(table.players) < 2}
+        for table_id in sorted(self.tables):
+            self.recount(table_id)
+            self.schedule(0, _START, table_id)
 
     def _first_button(self, table: Table) -> None:
         """SEAT-2 at ``table`` now, or (a lone player cannot draw) before its first hand."""
@@ -271,75 +302,57 @@ class _Tournament:
         else:
             table.set_first_button(1)
 
-    # -- one round of hands ---------------------------------------------------------------------
+    # -- the event loop -------------------------------------------------------------------------
+    #
+    # Every table runs on its own: a hand ends (END event), the table settles what the hand
+    # changed, and deals again (START event) unless it is held. A table is held while a plan waits
+    # for hands elsewhere to end (``plan_waiting``) or while hand-for-hand is about to start or
+    # a synchronized round is still being played at other tables.
 
-    def play_round(self) -> None:
-        """Every table that can deal plays one hand; then the planner runs if anyone busted.
+    def schedule(self, at: int, kind: int, table_id: int) -> None:
+        self.seq += 1
+        heapq.heappush(self.events, (at, self.seq, kind, table_id))
 
-        Outside hand-for-hand the tables' hands finish in a random order and each one's busts are
-        ranked alone. When that makes hand-for-hand due (or ends the tournament), the tables that
-        had not finished yet wait: they deal again in the first synchronized round.
-        """
-        self.offer_add_ons()
+    def step(self) -> None:
+        """Handle the next event; raises ``InvariantBroken`` if no table can ever deal again."""
+        if not self.events:
+            raise InvariantBroken(
+                f"no table can deal: {self.standings.players_left} players left, {len(self.tables)} tables, "
+                f"held {sorted(self.held)}, waiting for {sorted(self.plan_waiting)}"
+            )
+        at, _, kind, table_id = heapq.heappop(self.events)
+        self.now = max(self.now, at)
+        if table_id not in self.tables:
+            return  # broken since
+        if kind == _END:
+            self.end_hand(table_id)
+        else:
+            self.start_hand(table_id)
+
+    def start_hand(self, table_id: int) -> None:
+        """A table may deal: unless it is held, on a break, or short of players (BRK-T1, HFH-1)."""
+        if table_id in self.running:
+            return
+        if self.plan_waiting or self.hfh_pending or self.barrier is not None:
+            self.held.add(table_id)
+            return
+        self.offer_add_ons(table_id)  # the add-on break is when they sell
         if not self.clock.can_start_hand(self.now):
-            self.now = self.clock.resume_at(self.now)
-        playing = [tid for tid in sorted(self.tables) if len(self.tables[tid].players) >= 2]
-        if not playing:
-            raise InvariantBroken(f"no table can deal a hand with {self.standings.players_left} players left")
-        players_left = self.standings.players_left
-        on_bubble = players_left == self.structure().places_paid + 1
-        if self.hand_for_hand_due(len(playing)):
-            if self.barrier is None:
-                self.barrier = HandForHand(playing, self.deduction)
-            else:
-                self.barrier.set_tables(playing)
-        else:
-            self.barrier = None
-            self.rng.shuffle(playing)
-        level = self.clock.start_hand(self.now, paused_seconds=self.paused, deducted_seconds=self.deducted)
-        self.level_index = max(self.level_index, level.index)
-        durations = []
-        last_table: int | None = None
-        closed = None
-        for table_id in playing:
-            if self.barrier is not None:
-                self.barrier.deal(table_id)
-            duration, busts = self.play_hand(table_id, level.level)
-            durations.append(duration)
-            if self.barrier is not None:
-                closed = self.barrier.finish(table_id, busts)
-            elif busts:
-                self.eliminate(busts, False)
-                last_table = table_id
-                if self.over() or self.hand_for_hand_due(len(playing)):
-                    break
-        if self.barrier is not None:
-            assert closed is not None, "every table of a hand-for-hand round has finished"
-            self.hfh_hands += 1
-            advance = max(durations)
-            self.paused += advance  # the level clock stands still and loses the deduction instead
-            self.deducted += closed.deduction_seconds
-            if closed.busts:
-                share = self.config.hand_for_hand.bubble_ties_share and on_bubble
-                self.eliminate(list(closed.busts), share)
-                last_table = closed.busts[-1].table_id
-        else:
-            advance = sum(durations) // len(durations)
-        self.now += advance
-        self.check_chips()
-        if last_table is not None and not self.over():
-            self.rebalance(last_table)
-            self.check_seats()
+            self.schedule(self.clock.resume_at(self.now), _START, table_id)
+            return
+        if len(self.tables[table_id].players) < 2:
+            self.parked.add(table_id)
+            return
+        self.deal(table_id, self.now)
 
-    def hand_for_hand_due(self, tables: int) -> bool:
-        places = self.structure().places_paid
-        return hand_for_hand_due(self.config.hand_for_hand, self.standings.players_left, places, tables)
-
-    def play_hand(self, table_id: int, level: Level) -> tuple[int, list[Bust]]:
-        """Play one hand at ``table_id``; returns its length in seconds and who busted (ELIM-1)."""
+    def deal(self, table_id: int, at: int) -> None:
+        """Deal and play a hand at ``table_id`` starting at ``at``; its END event applies it."""
         table = self.tables[table_id]
         if table_id in self.button_pending:
             self._first_button(table)
+        hand_level = self.clock.start_hand(at, paused_seconds=self.paused, deducted_seconds=self.deducted)
+        self.level_index = max(self.level_index, hand_level.index)
+        level = hand_level.level
         self.hands += 1
         setup = table.start_hand(
             f"{self.config.id}-{self.hands}", level.small_blind, level.big_blind, level.ante, level.ante_kind
@@ -347,7 +360,14 @@ class _Tournament:
         hand = Hand(setup, rng=self.rng)
         actions = self.policy(hand, self.rng)
         self.actions += actions
-        result = table.finish_hand(hand.finishing_stacks())  # refuses a hand that lost or made chips
+        self.running[table_id] = (setup, hand.finishing_stacks())
+        self.schedule(at + HAND_BASE_SECONDS + SECONDS_PER_ACTION * actions, _END, table_id)
+
+    def end_hand(self, table_id: int) -> None:
+        """Apply a finished hand: busts (ELIM-1) or rebuys, then what the table may do next."""
+        table = self.tables[table_id]
+        setup, finishing = self.running.pop(table_id)
+        result = table.finish_hand(finishing)  # refuses a hand that lost or made chips
         busts = []
         if result.busted:
             start = {seat_setup.seat: seat_setup.stack for seat_setup in setup.seats}
@@ -355,7 +375,90 @@ class _Tournament:
                 if not self.try_rebuy(table, gone):
                     after_button = _seat_after_button(gone.seat, setup.button, table.size)
                     busts.append(Bust(gone.player, start[gone.seat], table_id, after_button))
-        return HAND_BASE_SECONDS + SECONDS_PER_ACTION * actions, busts
+        self.held.add(table_id)
+        if self.barrier is not None:
+            closed = self.barrier.finish(table_id, busts)
+            if closed is None:
+                return  # the table waits for the rest of the synchronized round
+            self.hfh_hands += 1
+            self.paused += self.now - self.round_started  # the level clock stood still ...
+            self.deducted += closed.deduction_seconds  # ... and loses the deduction instead
+            if closed.busts:
+                share = self.config.hand_for_hand.bubble_ties_share and self.round_on_bubble
+                self.eliminate(list(closed.busts), share, closed.busts[-1].table_id)
+            self.barrier_done()
+        elif busts:
+            self.eliminate(busts, False, table_id)
+        if self.finished:
+            return
+        if self.barrier is None and not self.hfh_pending and self.hand_for_hand_due():
+            self.hfh_pending = True  # tables finish their hands, then play synchronized rounds
+        self.settle()
+
+    def barrier_done(self) -> None:
+        """A synchronized round closed: every table is idle."""
+        self.barrier = None
+        if not self.finished and self.hand_for_hand_due():
+            self.hfh_pending = True
+
+    def settle(self) -> None:
+        """Between hands: plan if tables must break or balance, then release or start rounds."""
+        if self.plan_waiting and not self.plan_waiting.isdisjoint(self.running):
+            return
+        if self.plan_waiting or self.plan_due():
+            self.rebalance()
+        if self.plan_waiting:
+            return
+        if self.hfh_pending:
+            if self.running:
+                return
+            self.start_round()
+            return
+        for table_id in sorted(self.held):
+            self.schedule(self.now, _START, table_id)
+        self.held.clear()
+
+    def start_round(self) -> None:
+        """HFH-1: every table that can deal starts the same synchronized hand."""
+        self.hfh_pending = False
+        playing = [tid for tid in sorted(self.tables) if len(self.tables[tid].players) >= 2]
+        if not self.hand_for_hand_due() or len(playing) < 2:
+            for table_id in sorted(self.held):
+                self.schedule(self.now, _START, table_id)
+            self.held.clear()
+            return
+        self.round_on_bubble = self.standings.players_left == self.structure().places_paid + 1
+        at = self.clock.resume_at(self.now)
+        for table_id in playing:
+            self.offer_add_ons(table_id)
+        self.barrier = HandForHand(playing, self.deduction)
+        self.round_started = at
+        self.held.difference_update(playing)
+        for table_id in playing:
+            self.barrier.deal(table_id)
+            self.deal(table_id, at)
+
+    def plan_due(self) -> bool:
+        """Whether a table must break (BRK-1) or the tables are out of balance (BAL-1)."""
+        if len(self.tables) > table_count(self.standings.players_left, self.config.table_size):
+            return True
+        counts = [count for count, tables in self.histogram.items() if tables]
+        return max(counts) - min(counts) >= max(self.config.balancing.threshold, 2)
+
+    def recount(self, table_id: int) -> None:
+        """Keep the head-count histogram in step with ``table_id`` (gone when it was broken)."""
+        before = self.count_of.pop(table_id, None)
+        if before is not None:
+            self.histogram[before] -= 1
+        if table_id in self.tables:
+            count = len(self.tables[table_id].players)
+            self.count_of[table_id] = count
+            self.histogram[count] += 1
+
+    def hand_for_hand_due(self) -> bool:
+        places = self.structure().places_paid
+        tables = sum(number for count, number in self.histogram.items() if count >= 2)
+        return hand_for_hand_due(self.config.hand_for_hand, self.standings.players_left, places, tables)
 
     def try_rebuy(self, table: Table, gone: SeatedPlayer) -> bool:
         """A busted bot rebuys (REG-5) when the registration allows it and it wants to."""
@@ -374,33 +477,41 @@ class _Tournament:
         self.purchases += 1
         return True
 
-    def offer_add_ons(self) -> None:
-        """In the add-on window (the add-on break) every bot still in may buy the add-on (REG-5)."""
+    def offer_add_ons(self, table_id: int) -> None:
+        """In the add-on window (the add-on break) each bot still in may buy the add-on (REG-5)."""
         add_on = self.config.add_on
         if add_on is None or self.add_on_done:
             return
         window = self.registration.add_on_window()
         if window is None or self.now < window[0]:
             return
-        self.add_on_done = True
         if self.now >= window[1]:
+            self.add_on_done = True
             return
-        for table in self.tables.values():
-            for seated in table.players:
-                balance = self.ledger.balances[player_account(seated.player)]
-                if self.rng.random() < ADD_ON_PROBABILITY and self.registration.can_add_on(
-                    seated.player, self.now, balance
-                ):
-                    self.ledger.apply(self.registration.add_on(seated.player, self.now, balance).transfers)
-                    table.add_chips(seated.seat, add_on.chips)
-                    self.chips_issued += add_on.chips
-                    self.add_ons += 1
-                    self.purchases += 1
+        table = self.tables[table_id]
+        for seated in table.players:
+            if seated.player in self.add_on_offered:
+                continue
+            self.add_on_offered.add(seated.player)
+            balance = self.ledger.balances[player_account(seated.player)]
+            if self.rng.random() < ADD_ON_PROBABILITY and self.registration.can_add_on(
+                seated.player, self.now, balance
+            ):
+                self.ledger.apply(self.registration.add_on(seated.player, self.now, balance).transfers)
+                table.add_chips(seated.seat, add_on.chips)
+                self.chips_issued += add_on.chips
+                self.add_ons += 1
+                self.purchases += 1
 
-    def eliminate(self, busts: list[Bust], share: bool) -> None:
+    def eliminate(self, busts: list[Bust], share: bool, table_id: int) -> None:
         self.standings.eliminate(busts, all_share=share)
         for bust in busts:
             self.registration.eliminate(bust.player, self.now)
+        self.last_elimination_table = table_id
+        for bust in busts:
+            self.recount(bust.table_id)
+        if self.over():
+            self.finished = True
 
     def over(self) -> bool:
         players_left = self.standings.players_left
@@ -410,7 +521,8 @@ class _Tournament:
 
     # -- between hands --------------------------------------------------------------------------
 
-    def rebalance(self, last_table: int) -> None:
+    def rebalance(self) -> None:
+        """Ask the planner (BRK-1, BRK-2, BAL-1, MOVE-1) and carry out its plan between hands."""
         states = []
         for table_id, table in self.tables.items():
             positions = table.last_positions
@@ -421,6 +533,7 @@ class _Tournament:
                     {seated.seat: seated.player for seated in table.players},
                     big_blind_seat=positions.big_blind if positions is not None else None,
                     button=positions.button if positions is not None else None,
+                    in_hand=table_id in self.running,
                 )
             )
         plan = plan_tables(
@@ -428,15 +541,21 @@ class _Tournament:
             self.config.balancing,
             self.rng,
             moves_so_far=self.moved_times,
-            last_elimination_table=last_table,
+            last_elimination_table=self.last_elimination_table,
         )
+        self.plans += 1
+        self.plan_waiting = frozenset(plan.waiting_for)
         if plan.empty:
             return
         # take every mover out first, then seat them: a redraw's moves are a permutation
         lifted = {move.player: self.tables[move.from_table].unseat(move.from_seat) for move in plan.moves}
+        touched: set[int] = set()
         for move in plan.moves:
+            if move.from_table in self.running or move.to_table in self.running:
+                raise InvariantBroken(f"{move} touches a table in a hand")
             seated = lifted[move.player]
             self.tables[move.to_table].seat_player(move.to_seat, move.player, seated.stack, seated.absent)
+            touched.update((move.from_table, move.to_table))
             self.moved_times[move.player] += 1
             self.moves += 1
             if move.reason is MoveReason.BALANCE:
@@ -446,10 +565,19 @@ class _Tournament:
             if table.players:
                 raise InvariantBroken(f"table {table_break.table_id} was broken with players still seated")
             self.tables_broken += 1
+            self.held.discard(table_break.table_id)
+            self.parked.discard(table_break.table_id)
         for table_id in plan.redraw_tables:
             self._first_button(self.tables[table_id])
         if plan.redraw_tables:
             self.redraws += 1
+        for table_id in touched:
+            self.recount(table_id)
+        for table_id in sorted(self.parked):
+            if table_id in self.tables and len(self.tables[table_id].players) >= 2:
+                self.parked.discard(table_id)
+                self.held.add(table_id)
+        self.check_chips()
 
     # -- invariants -----------------------------------------------------------------------------
 
@@ -562,11 +690,21 @@ def run_tournament(
                 )
             )
 
-    while not state.over():
-        state.play_round()
+    next_check = CHECK_SEATS_EVERY
+    while not state.finished:
+        state.step()
+        if state.hands >= next_check:
+            state.check_chips()
+            state.check_seats()
+            next_check = state.hands + CHECK_SEATS_EVERY
         if state.hands >= next_report:
             report()
             next_report = state.hands + progress_every
+    for table_id in list(state.running):  # hands under way when it ended: rolled back (CRASH-1 style)
+        state.tables[table_id].cancel_hand()
+        del state.running[table_id]
+    state.check_chips()
+    state.check_seats()
     report()
     structure, pool = state.finish()
     return SimulationResult(
