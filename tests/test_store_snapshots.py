@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from server.store.connection import Store, open_store
 from server.store.databases import create_database, drop_database
 from server.store.errors import SnapshotError
-from server.store.snapshots import SeatSnapshot, TableSnapshot
+from server.store.snapshots import SeatSnapshot, SnapshotWriter, TableSnapshot
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +84,21 @@ async def test_a_thousand_tables_save_in_one_round_trip_and_concurrent_saves_sta
     assert state is not None and len(state.tables) == 1000, "every table has a state"
     hands = {t.hand_number for t in state.tables}
     assert hands == {5}, f"every table's latest snapshot is its hand 5, got hands {hands}"
+
+
+async def test_table_actors_saving_at_once_share_a_few_round_trips(store: Store) -> None:
+    """A thousand tables reach a hand boundary together; the writer groups them into few batches."""
+    writer = SnapshotWriter(store.snapshots, max_batch=400)
+
+    async def actor(i: int) -> list[int]:
+        return [await writer.save(table("s4", f"T{i}", hand, {f"p{i}": 1000 + hand})) for hand in (1, 2)]
+
+    ids = await asyncio.gather(*(actor(i) for i in range(1000)))
+    await writer.close()
+    assert all(first < second for first, second in ids), "each table's snapshots are written in order"
+    assert writer.batches_written <= 10, f"expected a handful of batches, got {writer.batches_written}"
+    state = await store.snapshots.load_latest_state("s4")
+    assert state is not None and {t.hand_number for t in state.tables} == {2} and len(state.tables) == 1000
 
 
 def test_snapshots_that_do_not_describe_a_table_are_refused() -> None:

@@ -16,6 +16,7 @@ Promises:
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -182,6 +183,56 @@ class Snapshots:
             _snapshot_from_row(tournament_id, row) for row in rows if row["seats"] != "[]"
         )
         return TournamentState(tournament_id, batch_id, tables)
+
+
+class SnapshotWriter:
+    """Group commit for table snapshots: each table actor awaits ``save(snapshot)`` at its hand
+    boundary; whatever arrives while a batch is being written goes out together in the next one,
+    so a thousand tables cost a handful of round trips and no table waits for a timer.
+
+    ``save`` returns once the snapshot is committed (its id), or raises what the write raised.
+    At most ``max_pending`` snapshots wait; more callers wait for room (back-pressure, bounded
+    memory). Each table must have at most one ``save`` in flight, as its actor naturally does.
+    """
+
+    def __init__(self, snapshots: Snapshots, *, max_batch: int = 2000, max_pending: int = 20000) -> None:
+        self._snapshots = snapshots
+        self._max_batch = max_batch
+        self._pending: list[tuple[TableSnapshot, asyncio.Future[int]]] = []
+        self._room = asyncio.Semaphore(max_pending)
+        self._flusher: asyncio.Task[None] | None = None
+        self.batches_written = 0
+
+    async def save(self, snapshot: TableSnapshot) -> int:
+        await self._room.acquire()
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._pending.append((snapshot, future))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush(), name="snapshot-writer")
+        return await future
+
+    async def close(self) -> None:
+        """Wait until everything handed to ``save`` is written."""
+        while self._flusher is not None and not self._flusher.done():
+            await self._flusher
+
+    async def _flush(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending[: self._max_batch], self._pending[self._max_batch :]
+            try:
+                saved = await self._snapshots.save([snapshot for snapshot, _ in batch])
+            except Exception as error:  # every caller of this batch gets the failure, with context
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(error)
+            else:
+                self.batches_written += 1
+                for (_, future), snapshot_id in zip(batch, saved.snapshot_ids, strict=True):
+                    if not future.done():
+                        future.set_result(snapshot_id)
+            finally:
+                for _ in batch:
+                    self._room.release()
 
 
 async def prune_on(conn: asyncpg.Connection, tournament_id: str, keep_from_batch: int, *,
