@@ -119,6 +119,8 @@ class SimulationResult:
     tables_broken: int
     redraws: int
     hand_for_hand_hands: int
+    plans: int  # planner runs
+    plans_waited: int  # planner runs that had to wait for hands under way
     rebuys: int
     add_ons: int
     chips_issued: int
@@ -235,6 +237,7 @@ class _Tournament:
         self.add_on_offered: set[str] = set()
         self.finished = False
         self.plans = 0
+        self.plans_waited = 0  # plans that had to wait for hands under way
         rebuys = config.rebuys
         add_on_at = rebuys.period_minutes * 60 if rebuys is not None and config.add_on is not None else None
         self.clock = LevelClock(config.levels, config.breaks, add_on_break_at=add_on_at)
@@ -545,6 +548,8 @@ class _Tournament:
         )
         self.plans += 1
         self.plan_waiting = frozenset(plan.waiting_for)
+        if plan.waiting_for:
+            self.plans_waited += 1
         if plan.empty:
             return
         # take every mover out first, then seat them: a redraw's moves are a permutation
@@ -718,6 +723,8 @@ def run_tournament(
         tables_broken=state.tables_broken,
         redraws=state.redraws,
         hand_for_hand_hands=state.hfh_hands,
+        plans=state.plans,
+        plans_waited=state.plans_waited,
         rebuys=state.rebuys,
         add_ons=state.add_ons,
         chips_issued=state.chips_issued,
