@@ -229,6 +229,7 @@ class _Tournament:
         self.parked: set[int] = set()  # idle tables with one player: they wait for company
         self.plan_waiting: frozenset[int] = frozenset()  # tables a pending plan waits for
         self.hfh_pending = False  # hand-for-hand starts once every hand under way has ended
+        self.round_active = False  # a synchronized round is being played
         self.round_started = 0
         self.round_on_bubble = False
         self.count_of: dict[int, int] = {}
@@ -336,7 +337,7 @@ class _Tournament:
         """A table may deal: unless it is held, on a break, or short of players (BRK-T1, HFH-1)."""
         if table_id in self.running:
             return
-        if self.plan_waiting or self.hfh_pending or self.barrier is not None:
+        if self.plan_waiting or self.hfh_pending or self.round_active:
             self.held.add(table_id)
             return
         self.offer_add_ons(table_id)  # the add-on break is when they sell
@@ -379,7 +380,7 @@ class _Tournament:
                     after_button = _seat_after_button(gone.seat, setup.button, table.size)
                     busts.append(Bust(gone.player, start[gone.seat], table_id, after_button))
         self.held.add(table_id)
-        if self.barrier is not None:
+        if self.round_active and self.barrier is not None:
             closed = self.barrier.finish(table_id, busts)
             if closed is None:
                 return  # the table waits for the rest of the synchronized round
@@ -389,20 +390,22 @@ class _Tournament:
             if closed.busts:
                 share = self.config.hand_for_hand.bubble_ties_share and self.round_on_bubble
                 self.eliminate(list(closed.busts), share, closed.busts[-1].table_id)
-            self.barrier_done()
+            self.round_closed()
         elif busts:
             self.eliminate(busts, False, table_id)
         if self.finished:
             return
-        if self.barrier is None and not self.hfh_pending and self.hand_for_hand_due():
+        if not self.round_active and not self.hfh_pending and self.hand_for_hand_due():
             self.hfh_pending = True  # tables finish their hands, then play synchronized rounds
         self.settle()
 
-    def barrier_done(self) -> None:
-        """A synchronized round closed: every table is idle."""
-        self.barrier = None
+    def round_closed(self) -> None:
+        """A synchronized round closed: every table is idle; another round follows if still due."""
+        self.round_active = False
         if not self.finished and self.hand_for_hand_due():
             self.hfh_pending = True
+        else:
+            self.barrier = None  # hand-for-hand is over
 
     def settle(self) -> None:
         """Between hands: plan if tables must break or balance, then release or start rounds."""
@@ -426,6 +429,7 @@ class _Tournament:
         self.hfh_pending = False
         playing = [tid for tid in sorted(self.tables) if len(self.tables[tid].players) >= 2]
         if not self.hand_for_hand_due() or len(playing) < 2:
+            self.barrier = None
             for table_id in sorted(self.held):
                 self.schedule(self.now, _START, table_id)
             self.held.clear()
@@ -434,7 +438,11 @@ class _Tournament:
         at = self.clock.resume_at(self.now)
         for table_id in playing:
             self.offer_add_ons(table_id)
-        self.barrier = HandForHand(playing, self.deduction)
+        if self.barrier is None:
+            self.barrier = HandForHand(playing, self.deduction)
+        else:
+            self.barrier.set_tables(playing)  # tables broken or balanced since the last round
+        self.round_active = True
         self.round_started = at
         self.held.difference_update(playing)
         for table_id in playing:
