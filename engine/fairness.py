@@ -35,18 +35,26 @@ class FairnessError(ValueError):
 _CARDS = frozenset(range(DECK_SIZE))
 
 
-def check_deck(deck: Sequence[Card], salt: bytes) -> None:
-    """Raise ``FairnessError`` unless ``deck`` holds distinct cards 0..51 and ``salt`` is 16 bytes."""
+def check_deck(deck: Sequence[Card], salt: bytes) -> bytes:
+    """Raise ``FairnessError`` unless ``deck`` holds distinct cards 0..51 and ``salt`` is 16 bytes;
+    return ``bytes(deck)``, the deck's part of the committed bytes (see ``commit``)."""
     if len(deck) > DECK_SIZE:
         raise FairnessError(f"a deck has at most {DECK_SIZE} cards, got {len(deck)}")
-    # Set operations keep this cheap: it runs for every hand dealt.
-    if set(map(type, deck)) - {int} or not _CARDS.issuperset(deck):
+    # It runs for every hand dealt, so the common case costs three C-level passes: the byte
+    # string (which also refuses non-integers and ints outside 0..255), its distinct bytes, and
+    # the exact types (bytes() would take a bool or another int-like type).
+    try:
+        packed = bytes(deck)
+    except (TypeError, ValueError):
+        packed = b""
+    if len(packed) != len(deck) or (packed and max(packed) >= DECK_SIZE) or set(map(type, deck)) - {int}:
         bad = next(c for c in deck if type(c) is not int or c not in _CARDS)
         raise FairnessError(f"cards are ints 0..51, got {bad!r}")
-    if len(set(deck)) != len(deck):
+    if len(set(packed)) != len(packed):
         raise FairnessError("a card appears twice in the deck")
     if not isinstance(salt, bytes) or len(salt) != SALT_BYTES:
         raise FairnessError(f"the salt is {SALT_BYTES} bytes, got {salt!r}")
+    return packed
 
 
 def commit(deck: Sequence[Card], salt: bytes) -> str:

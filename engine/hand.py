@@ -56,11 +56,15 @@ from __future__ import annotations
 
 import random
 import secrets
+from bisect import bisect_right
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from hashlib import sha256
+from typing import Any
 
 from engine.betting import (
+    MAX_TABLE_SIZE,
     STREETS,
     AnteKind,
     Game,
@@ -73,7 +77,7 @@ from engine.betting import (
     street_bet_size,
 )
 from engine.cards import FULL_DECK, Card, cards_str, shuffled_deck
-from engine.evaluator import describe, evaluate, evaluate_omaha
+from engine.evaluator import describe, evaluate7, evaluate_omaha
 from engine.events import (
     ActionKind,
     ActionTaken,
@@ -93,8 +97,9 @@ from engine.events import (
     ShownHand,
     StreetDealt,
     UncalledBetReturned,
+    new_action_taken,
 )
-from engine.fairness import SALT_BYTES, FairnessError, check_deck, digest, layout_for
+from engine.fairness import SALT_BYTES, FairnessError, check_deck, layout_for
 from engine.pots import Pot, build_pots, split_pot
 
 __all__ = [
@@ -203,27 +208,123 @@ class LegalActions:
         return self.min_raise_to is not None
 
 
+# Rings of player indices for each table size: _RINGS[n][s] is every index from s on, wrapping
+# around; _AFTER[n][i] is every other index after i. Precomputed: the hot paths only filter them.
+_RINGS: dict[int, tuple[tuple[int, ...], ...]] = {
+    n: tuple(tuple((s + k) % n for k in range(n)) for s in range(n)) for n in range(1, MAX_TABLE_SIZE + 1)
+}
+_AFTER: dict[int, tuple[tuple[int, ...], ...]] = {
+    n: tuple(tuple((i + k) % n for k in range(1, n)) for i in range(n)) for n in range(1, MAX_TABLE_SIZE + 1)
+}
+# Enum members as module constants: a global lookup is cheaper than a class attribute lookup.
+_PREFLOP, _FLOP, _TURN, _RIVER = STREETS
+_FOLD, _CHECK, _CALL, _BET, _RAISE = (
+    ActionKind.FOLD,
+    ActionKind.CHECK,
+    ActionKind.CALL,
+    ActionKind.BET,
+    ActionKind.RAISE,
+)
+_NO_ANTE, _EACH_ANTE, _BIG_BLIND_ANTE = AnteKind.NONE, AnteKind.EACH, AnteKind.BIG_BLIND
+_NO_LIMIT, _POT_LIMIT, _FIXED_LIMIT = Limit.NO_LIMIT, Limit.POT_LIMIT, Limit.FIXED_LIMIT
+_HOLDEM = Game.HOLDEM
+_SMALL, _BIG = BlindKind.SMALL, BlindKind.BIG
+
+# Markers of the compact log (see ``Hand.events``) for entries built from the hand's own state.
+_HOLES: object = object()  # every seat's HoleCardsDealt, in deal order
+_ENDED: object = object()  # HandEnded with the finishing stacks
+
+
+def _cards_shown(seat: int, cards: tuple[Card, ...], value: int) -> CardsShown:
+    return CardsShown(seat, cards, describe(value))
+
+
+def _pot_awarded(
+    order: tuple[int, ...],
+    index: int,
+    amount: int,
+    eligible: tuple[int, ...],
+    winners: tuple[int, ...],
+    shares: tuple[int, ...],
+    value: int | None,
+) -> PotAwarded:
+    return PotAwarded(
+        pot_index=index,
+        amount=amount,
+        eligible=tuple(order[i] for i in eligible),
+        winners=tuple(order[i] for i in winners),
+        shares=shares,
+        description=None if value is None else describe(value),
+    )
+
+
+def _shown_hands(
+    order: tuple[int, ...], holes: tuple[tuple[Card, ...], ...], players: list[int]
+) -> HandsShown:
+    return HandsShown(tuple(ShownHand(order[i], holes[i]) for i in players))
+
+
+def _legal_actions_factory() -> Callable[[int, bool, bool, int, int | None, int | None], LegalActions]:
+    """``LegalActions(...)`` with its six fields positionally, built through the slot descriptors
+    (as ``engine.events.new_action_taken``): random play asks for one per decision."""
+    new = object.__new__
+    cls = LegalActions
+    names = ("seat", "can_fold", "can_check", "call_amount", "min_raise_to", "max_raise_to")
+    s0, s1, s2, s3, s4, s5 = (getattr(cls, name).__set__ for name in names)
+
+    def new_legal_actions(
+        seat: int, can_fold: bool, can_check: bool, call: int, low: int | None, high: int | None
+    ) -> LegalActions:
+        legal: LegalActions = new(cls)
+        s0(legal, seat)
+        s1(legal, can_fold)
+        s2(legal, can_check)
+        s3(legal, call)
+        s4(legal, low)
+        s5(legal, high)
+        return legal
+
+    return new_legal_actions
+
+
+_new_legal_actions = _legal_actions_factory()
+
+
 class Hand:
-    """One hand, from the posting of the blinds to the last pot. See the module docstring."""
+    """One hand, from the posting of the blinds to the last pot. See the module docstring.
+
+    How it stays fast (a full 9-handed hand in tens of microseconds): players are list indices in
+    deal order, seat rings are precomputed, the largest bet and the number of players still in
+    are kept up to date instead of recomputed, and the log is compact: an action's
+    ``ActionTaken`` is built at once (the do-method returns it) but every other event is kept as
+    a tuple of its constructor and arguments and built only when ``events`` is first read.
+    """
 
     __slots__ = (
         "_acted",
         "_actors",
+        "_bet_size",
         "_bets",
         "_board",
+        "_board_len",
+        "_built",
+        "_built_upto",
         "_commitment",
         "_contributions",
+        "_current",
         "_dead_money",
         "_deck",
-        "_events",
         "_face_up",
         "_folded",
         "_hole",
         "_index",
         "_last_opener",
-        "_layout",
+        "_live",
+        "_log",
+        "_n",
         "_order",
         "_over",
+        "_raise_cap",
         "_raise_count",
         "_raise_size",
         "_salt",
@@ -232,6 +333,7 @@ class Hand:
         "_stacks",
         "_starting",
         "_street",
+        "_street_no",
     )
 
     def __init__(
@@ -251,58 +353,81 @@ class Hand:
         ``HandSetupError`` for an unplayable setup or deck.
         """
         setup.validate()
-        source = rng if rng is not None else secrets.SystemRandom()
-        layout = layout_for(setup)
+        seats = setup.seats
+        numbers = [entry.seat for entry in seats]  # ascending: validate() checked it
+        # Deal order (engine.fairness.deal_order): from the first seat after the button.
+        k = bisect_right(numbers, setup.button)
+        order = tuple(numbers[k:] + numbers[:k])
+        n = len(order)
+        hole_count = 2 if setup.game is _HOLDEM else 4
+        size = n * hole_count + 8
+        source: random.Random | None = rng
         if deck is None:
-            deck = shuffled_deck(source)
+            source = source if source is not None else secrets.SystemRandom()
+            # Our own shuffle of the full deck: nothing to check in it.
+            deck = tuple(shuffled_deck(source))
+            packed = bytes(deck)
+        else:
+            try:
+                packed = check_deck(deck, b"\0" * SALT_BYTES)
+            except FairnessError as error:
+                raise HandSetupError(str(error)) from None
         if salt is None:
+            source = source if source is not None else secrets.SystemRandom()
             salt = source.randbytes(SALT_BYTES)
-        try:
-            check_deck(deck, salt)
-        except FairnessError as error:
-            raise HandSetupError(str(error)) from None
-        if len(deck) < layout.size:
+        elif not isinstance(salt, bytes) or len(salt) != SALT_BYTES:
+            raise HandSetupError(str(FairnessError(f"the salt is {SALT_BYTES} bytes, got {salt!r}")))
+        if len(deck) < size:
             raise HandSetupError(
-                f"{len(setup.seats)} players of {setup.game} use {layout.size} cards;"
-                f" the deck has {len(deck)}"
+                f"{len(setup.seats)} players of {setup.game} use {size} cards; the deck has {len(deck)}"
             )
         self._setup = setup
-        self._layout = layout
         self._deck: tuple[Card, ...] = tuple(deck)
         self._salt = salt
-        self._commitment = digest(self._deck, salt)
-        by_seat = {seat.seat: seat for seat in setup.seats}
+        # engine.fairness.digest, on the bytes the deck check already made.
+        self._commitment = sha256(packed + salt).hexdigest()
         # Players are kept in deal order: index 0 is the first seat left of the button, so the
         # lowest index among tied winners is the one that gets the odd chip (BET-3).
-        self._order: tuple[int, ...] = tuple(layout.hole_positions)
-        self._index: dict[int, int] = {seat: i for i, seat in enumerate(self._order)}
-        n = len(self._order)
-        self._starting: tuple[int, ...] = tuple(by_seat[seat].stack for seat in self._order)
+        self._order = order
+        self._n = n
+        self._index: dict[int, int] = dict(zip(order, range(n), strict=True))
+        stacks = [entry.stack for entry in seats]
+        self._starting: tuple[int, ...] = tuple(stacks[k:] + stacks[:k])
         self._stacks: list[int] = list(self._starting)
         self._bets: list[int] = [0] * n
+        self._current = 0  # the largest bet this street: max(self._bets)
         self._contributions: list[int] = [0] * n  # collected into the pots, excluding dead money
         self._dead_money = 0  # the big blind ante: main-pot money nobody matches
         self._folded: list[bool] = [False] * n
-        self._hole: tuple[tuple[Card, ...], ...] = tuple(
-            tuple(self._deck[p] for p in layout.hole_positions[seat]) for seat in self._order
-        )
-        self._board: list[Card] = []
-        self._street = Street.PREFLOP
+        self._live = n  # players who have not folded
+        # The deal order of engine.fairness: card r of player i is at r * n + i; then a burn and
+        # the flop, a burn and the turn, a burn and the river.
+        d = self._deck
+        if hole_count == 2:
+            self._hole: tuple[tuple[Card, ...], ...] = tuple(zip(d[:n], d[n : 2 * n], strict=True))
+        else:
+            self._hole = tuple(zip(*(d[r * n : (r + 1) * n] for r in range(hole_count)), strict=True))
+        b = n * hole_count
+        self._board: tuple[Card, ...] = (d[b + 1], d[b + 2], d[b + 3], d[b + 5], d[b + 7])
+        self._board_len = 0
+        self._street = _PREFLOP
+        self._street_no = 0
         self._actors: deque[int] = deque()
         self._acted: set[int] = set()
         self._raise_size = 0
         self._raise_count = 0
+        self._raise_cap: int | None = max_raises(setup.limit, _PREFLOP)
+        self._bet_size = street_bet_size(setup.limit, _PREFLOP, setup.big_blind)
         self._short_all_ins: list[int] = []
         self._last_opener = 0
         self._face_up = False
         self._over = False
-        self._events: list[HandEvent] = [
-            HandStarted(setup, self._commitment),
-            DeckSealed(self._deck, salt),
-        ]
+        # The compact log: built events, or (constructor, *arguments) tuples built on demand.
+        self._log: list[Any] = [(HandStarted, setup, self._commitment), (DeckSealed, self._deck, salt)]
+        self._built: list[HandEvent] = []
+        self._built_upto = 0
         self._post_forced_bets()
-        for i, seat in enumerate(self._order):
-            self._events.append(HoleCardsDealt(seat, self._hole[i]))
+        self._log.append((_HOLES,))
         self._begin_round()
 
     # ------------------------------------------------------------------ queries
@@ -331,7 +456,7 @@ class Hand:
 
     @property
     def board(self) -> tuple[Card, ...]:
-        return tuple(self._board)
+        return self._board[: self._board_len]
 
     @property
     def stacks(self) -> dict[int, int]:
@@ -380,8 +505,27 @@ class Hand:
 
     @property
     def events(self) -> list[HandEvent]:
-        """The full log so far, operator events included (filter with ``visible_to``)."""
-        return list(self._events)
+        """The full log so far, operator events included (filter with ``visible_to``).
+
+        Events the engine logged compactly are built here, once: later reads return the same
+        objects."""
+        log = self._log
+        if self._built_upto < len(log):
+            built = self._built
+            for entry in log[self._built_upto :]:
+                if type(entry) is not tuple:
+                    built.append(entry)
+                elif entry[0] is _HOLES:
+                    built.extend(
+                        HoleCardsDealt(seat, cards)
+                        for seat, cards in zip(self._order, self._hole, strict=True)
+                    )
+                elif entry[0] is _ENDED:
+                    built.append(HandEnded(tuple(self.stacks.items())))
+                else:
+                    built.append(entry[0](*entry[1:]))
+            self._built_upto = len(log)
+        return list(self._built)
 
     @property
     def commitment(self) -> str:
@@ -399,20 +543,17 @@ class Hand:
 
     def legal_actions(self) -> LegalActions:
         """What the player to act may do; raises ``HandOver`` when nobody can act."""
-        i = self._require_actor(None)
-        call = self._call_amount(i)
-        low: int | None = None
-        high: int | None = None
+        if not self._actors:
+            raise HandOver(f"hand {self.hand_id} is over; no more actions")
+        i = self._actors[0]
+        stack = self._stacks[i]
+        call = self._current - self._bets[i]
+        if call > stack:
+            call = stack
         if self._raise_refusal(i) is None:
             low, high = self._raise_bounds(i)
-        return LegalActions(
-            seat=self._order[i],
-            can_fold=call > 0,
-            can_check=call == 0,
-            call_amount=call,
-            min_raise_to=low,
-            max_raise_to=high,
-        )
+            return _new_legal_actions(self._order[i], call > 0, call == 0, call, low, high)
+        return _new_legal_actions(self._order[i], call > 0, call == 0, call, None, None)
 
     # ------------------------------------------------------------------ fold
 
@@ -428,7 +569,12 @@ class Hand:
 
     def fold(self, *, seat: int | None = None) -> ActionTaken:
         """Fold the actor's hand (only when facing a bet)."""
-        self.verify_fold(seat=seat)
+        actors = self._actors
+        if not actors or (seat is not None and seat != self._order[actors[0]]):
+            self._require_actor(seat)  # raises the reason
+        i = actors[0]
+        if self._bets[i] >= self._current or not self._stacks[i]:
+            raise NoBetToFold(f"seat {self._order[i]} faces no bet: check instead of folding")
         return self._fold(timed_out=False)
 
     # ------------------------------------------------------------------ check / call
@@ -441,7 +587,9 @@ class Hand:
 
     def check_or_call(self, *, seat: int | None = None) -> ActionTaken:
         """Check, or call the current bet (all-in when the stack is shorter than the call)."""
-        self.verify_check_or_call(seat=seat)
+        actors = self._actors
+        if not actors or (seat is not None and seat != self._order[actors[0]]):
+            self._require_actor(seat)  # raises the reason
         return self._check_or_call(timed_out=False)
 
     def verify_check(self, *, seat: int | None = None) -> None:
@@ -479,12 +627,16 @@ class Hand:
         """Raise why the actor may not make their street bet total ``amount``: ``InvalidAmount``,
         a ``RaiseNotAllowed`` subclass, ``RaiseTooSmall`` or ``RaiseTooLarge``."""
         i = self._require_actor(seat)
-        if not isinstance(amount, int) or isinstance(amount, bool):
+        if type(amount) is not int and (not isinstance(amount, int) or isinstance(amount, bool)):
             raise InvalidAmount(f"a bet is a whole number of chips, got {amount!r}")
         refusal = self._raise_refusal(i)
         if refusal is not None:
             raise refusal
         low, high = self._raise_bounds(i)
+        if amount < low or amount > high:
+            self._refuse_size(i, amount, low, high)
+
+    def _refuse_size(self, i: int, amount: int, low: int, high: int) -> None:
         all_in = self._stacks[i] + self._bets[i]
         who = f"seat {self._order[i]}"
         if amount < low:
@@ -493,13 +645,9 @@ class Hand:
                 + ("" if low == all_in else f" (or all-in to {all_in})")
                 + f", got {amount}"
             )
-        if amount > high:
-            cap = (
-                "the stack"
-                if high == all_in
-                else f"the {self._setup.limit.name.lower().replace('_', ' ')} maximum"
-            )
-            raise RaiseTooLarge(f"{who} may bet or raise to at most {high} ({cap}), got {amount}")
+        limit = self._setup.limit.name.lower().replace("_", " ")
+        cap = "the stack" if high == all_in else f"the {limit} maximum"
+        raise RaiseTooLarge(f"{who} may bet or raise to at most {high} ({cap}), got {amount}")
 
     def can_bet_or_raise_to(self, amount: int, *, seat: int | None = None) -> bool:
         return _allowed(self.verify_bet_or_raise_to, amount, seat=seat)
@@ -507,38 +655,41 @@ class Hand:
     def bet_or_raise_to(self, amount: int, *, seat: int | None = None) -> ActionTaken:
         """Make the actor's total bet this street ``amount`` (a bet, or a raise over a bet)."""
         self.verify_bet_or_raise_to(amount, seat=seat)
-        i = self._pop_actor()
-        n = len(self._order)
-        current = max(self._bets)
+        actors = self._actors
+        i = actors.popleft()
+        bets = self._bets
+        stacks = self._stacks
+        current = self._current
         raise_by = amount - current
-        put_in = amount - self._bets[i]
-        self._bets[i] = amount
-        self._stacks[i] -= put_in
-        self._actors = deque(
-            j for j in ((i + k) % n for k in range(1, n)) if not self._folded[j] and self._stacks[j]
-        )
+        put_in = amount - bets[i]
+        bets[i] = amount
+        stack = stacks[i] - put_in
+        stacks[i] = stack
+        self._current = amount
+        folded = self._folded
+        # Everyone else still in with chips acts again, from the raiser's left.
+        self._actors = deque([j for j in _AFTER[self._n][i] if not folded[j] and stacks[j]])
         self._last_opener = i
         if raise_by >= self._raise_size:
             # A full raise reopens the betting for everyone (BET-2).
             self._acted = {i}
-        self._raise_size = max(self._raise_size, raise_by)
-        self._raise_count += 1
-        if self._stacks[i]:
-            self._short_all_ins.clear()
+            self._raise_size = raise_by
         else:
-            self._short_all_ins.append(raise_by)
-        if sum(self._short_all_ins) >= self._raise_size:
-            self._short_all_ins.clear()
-        event = ActionTaken(
-            seat=self._order[i],
-            street=self._street,
-            kind=ActionKind.BET if current == 0 else ActionKind.RAISE,
-            amount=put_in,
-            to_amount=amount,
-            all_in=self._stacks[i] == 0,
+            self._acted.add(i)
+        self._raise_count += 1
+        short = self._short_all_ins
+        if stack:
+            short.clear()
+        else:
+            short.append(raise_by)
+            if sum(short) >= self._raise_size:
+                short.clear()
+        event = new_action_taken(
+            self._order[i], self._street, _RAISE if current else _BET, put_in, amount, not stack, False
         )
-        self._events.append(event)
-        self._after_action()
+        self._log.append(event)
+        if self._live <= 1 or not self._actors:
+            self._end_round()
         return event
 
     # ------------------------------------------------------------------ timeout
@@ -573,116 +724,134 @@ class Hand:
             raise NotYourTurn(f"it is seat {self._order[i]}'s turn to act, not seat {seat}'s")
         return i
 
-    def _pop_actor(self) -> int:
-        i = self._actors.popleft()
-        self._acted.add(i)
-        return i
-
     def _call_amount(self, i: int) -> int:
-        return min(self._stacks[i], max(self._bets) - self._bets[i])
+        return min(self._stacks[i], self._current - self._bets[i])
 
     def _raise_refusal(self, i: int) -> RaiseNotAllowed | None:
         """Why player ``i`` may not bet or raise now (``None``: they may), as pokerkit decides."""
-        who = f"seat {self._order[i]}"
-        current = max(self._bets)
-        to_call = current - self._bets[i]
+        current = self._current
+        bets = self._bets
+        stacks = self._stacks
+        to_call = current - bets[i]
         # The checks below are pokerkit's; any one of them refuses, so their order only decides
         # which reason is reported.
-        if self._stacks[i] <= to_call:
-            return CannotRaiseAllIn(f"{who} has {self._stacks[i]} chips, not more than the {to_call} to call")
-        cap = max_raises(self._setup.limit, self._street)
+        if stacks[i] <= to_call:
+            return CannotRaiseAllIn(
+                f"seat {self._order[i]} has {stacks[i]} chips, not more than the {to_call} to call"
+            )
+        cap = self._raise_cap
         if cap is not None and self._raise_count >= cap:
-            opening = "the big blind" if self._street is Street.PREFLOP else "a bet"
-            raises = cap - (0 if self._street is Street.PREFLOP else 1)
+            opening = "the big blind" if self._street is _PREFLOP else "a bet"
+            raises = cap - (0 if self._street is _PREFLOP else 1)
             return RaiseCapReached(
                 f"the {self._street} already had {opening} and {raises} raises: call or fold"
             )
         if to_call < self._raise_size:
             return BettingNotReopened(
-                f"{who} faces {to_call} more, less than a full raise of {self._raise_size}: call or fold"
+                f"seat {self._order[i]} faces {to_call} more, less than a full raise of {self._raise_size}:"
+                " call or fold"
             )
-        if self._short_all_ins and sum(self._short_all_ins) < self._raise_size and i in self._acted:
+        if self._short_all_ins and i in self._acted and sum(self._short_all_ins) < self._raise_size:
             return BettingNotReopened(
-                f"{who} already acted and only all-ins for less than a full raise followed: call or fold"
+                f"seat {self._order[i]} already acted and only all-ins for less than a full raise followed:"
+                " call or fold"
             )
-        for j in range(len(self._order)):
-            if j != i and not self._folded[j] and self._stacks[j] + self._bets[j] > current:
+        folded = self._folded
+        for j in _AFTER[self._n][i]:
+            if not folded[j] and stacks[j] + bets[j] > current:
                 return None
-        return NobodyToRaise(f"every other player still in is all-in: {who} may only call or fold")
+        return NobodyToRaise(
+            f"every other player still in is all-in: seat {self._order[i]} may only call or fold"
+        )
 
     def _raise_bounds(self, i: int) -> tuple[int, int]:
-        current = max(self._bets)
+        current = self._current
         all_in = self._stacks[i] + self._bets[i]
-        size = max(self._raise_size, street_bet_size(self._setup.limit, self._street, self._setup.big_blind))
-        low = min(all_in, current + size)
+        size = self._raise_size if self._raise_size > self._bet_size else self._bet_size
+        low = current + size
+        if all_in < low:
+            low = all_in
         limit = self._setup.limit
-        if limit is Limit.FIXED_LIMIT:
-            high = low
-        elif limit is Limit.POT_LIMIT:
-            # The pot after calling, added on top of the call.
-            high = min(all_in, max(low, 2 * current - self._bets[i] + self.pot_total))
-        else:
-            high = all_in
-        return low, high
+        if limit is _NO_LIMIT:
+            return low, all_in
+        if limit is _FIXED_LIMIT:
+            return low, low
+        # Pot limit: the pot after calling, added on top of the call.
+        return low, min(all_in, max(low, 2 * current - self._bets[i] + self.pot_total))
 
     def _fold(self, *, timed_out: bool) -> ActionTaken:
-        i = self._pop_actor()
+        i = self._actors.popleft()
+        self._acted.add(i)
         self._folded[i] = True
-        event = ActionTaken(
-            seat=self._order[i],
-            street=self._street,
-            kind=ActionKind.FOLD,
-            amount=0,
-            to_amount=self._bets[i],
-            all_in=False,
-            timed_out=timed_out,
-        )
-        self._events.append(event)
-        self._after_action()
+        self._live -= 1
+        event = new_action_taken(self._order[i], self._street, _FOLD, 0, self._bets[i], False, timed_out)
+        self._log.append(event)
+        if self._live <= 1 or not self._actors:
+            self._end_round()
         return event
 
     def _check_or_call(self, *, timed_out: bool) -> ActionTaken:
-        i = self._pop_actor()
-        amount = self._call_amount(i)
-        self._bets[i] += amount
-        self._stacks[i] -= amount
-        event = ActionTaken(
-            seat=self._order[i],
-            street=self._street,
-            kind=ActionKind.CALL if amount else ActionKind.CHECK,
-            amount=amount,
-            to_amount=self._bets[i],
-            all_in=self._stacks[i] == 0,
-            timed_out=timed_out,
-        )
-        self._events.append(event)
-        self._after_action()
-        return event
-
-    def _after_action(self) -> None:
-        if not self._actors or self._contender_count() <= 1:
+        i = self._actors.popleft()
+        self._acted.add(i)
+        stacks = self._stacks
+        stack = stacks[i]
+        bet = self._bets[i]
+        amount = self._current - bet
+        if amount > stack:
+            amount = stack
+        if amount:
+            bet += amount
+            stack -= amount
+            self._bets[i] = bet
+            stacks[i] = stack
+            event = new_action_taken(self._order[i], self._street, _CALL, amount, bet, not stack, timed_out)
+        else:
+            event = new_action_taken(self._order[i], self._street, _CHECK, 0, bet, not stack, timed_out)
+        self._log.append(event)
+        if self._live <= 1 or not self._actors:
             self._end_round()
+        return event
 
     # ------------------------------------------------------------------ internals: flow
 
     def _post_forced_bets(self) -> None:
         setup = self._setup
-        n = len(self._order)
-        big = self._index[setup.big_blind_seat]
-        left = list(self._stacks)  # what each player still has while the forced bets are worked out
+        stacks = self._stacks
+        bets = self._bets
+        log = self._log
+        order = self._order
+        index = self._index
+        big = index[setup.big_blind_seat]
+        if setup.ante_kind is _NO_ANTE:
+            if setup.small_blind_seat is not None:
+                small = index[setup.small_blind_seat]
+                amount = min(setup.small_blind, stacks[small])
+                if amount:
+                    stacks[small] -= amount
+                    bets[small] = amount
+                    log.append((BlindPosted, order[small], _SMALL, amount, not stacks[small]))
+            amount = min(setup.big_blind, stacks[big])
+            if amount:
+                stacks[big] -= amount
+                bets[big] = amount
+                log.append((BlindPosted, order[big], _BIG, amount, not stacks[big]))
+            self._current = max(bets)
+            return
+        n = self._n
+        left = list(stacks)  # what each player still has while the forced bets are worked out
         antes = [0] * n
-        if setup.ante_kind is AnteKind.EACH:
+        if setup.ante_kind is _EACH_ANTE:
             for i in range(n):
                 antes[i] = min(setup.ante, left[i])
                 left[i] -= antes[i]
         blinds: list[tuple[int, BlindKind, int]] = []
         if setup.small_blind_seat is not None:
-            small = self._index[setup.small_blind_seat]
-            blinds.append((small, BlindKind.SMALL, min(setup.small_blind, left[small])))
+            small = index[setup.small_blind_seat]
+            blinds.append((small, _SMALL, min(setup.small_blind, left[small])))
             left[small] -= blinds[-1][2]
-        blinds.append((big, BlindKind.BIG, min(setup.big_blind, left[big])))
+        blinds.append((big, _BIG, min(setup.big_blind, left[big])))
         left[big] -= blinds[-1][2]
-        if setup.ante_kind is AnteKind.BIG_BLIND:
+        if setup.ante_kind is _BIG_BLIND_ANTE:
             # A short big blind pays the blind first, then the ante with what is left (TDA RP-11).
             antes[big] = min(setup.ante, left[big])
             left[big] -= antes[big]
@@ -690,10 +859,10 @@ class Hand:
         blind_seats = {i for i, _, amount in blinds if amount}
         for i in range(n):
             if antes[i]:
-                self._stacks[i] -= antes[i]
-                all_in = self._stacks[i] == 0 and i not in blind_seats
-                self._events.append(AntePosted(self._order[i], antes[i], all_in))
-        if setup.ante_kind is AnteKind.EACH:
+                stacks[i] -= antes[i]
+                all_in = stacks[i] == 0 and i not in blind_seats
+                log.append((AntePosted, order[i], antes[i], all_in))
+        if setup.ante_kind is _EACH_ANTE:
             # Per-player antes are contributions like any other: they form side pots, and an ante
             # nobody could match in full is partly returned, as pokerkit's ante trimming does.
             self._contributions = antes
@@ -702,131 +871,159 @@ class Hand:
             self._dead_money = sum(antes)
         for i, kind, amount in blinds:
             if amount:
-                self._stacks[i] -= amount
-                self._bets[i] += amount
-                self._events.append(BlindPosted(self._order[i], kind, amount, self._stacks[i] == 0))
+                stacks[i] -= amount
+                bets[i] += amount
+                log.append((BlindPosted, order[i], kind, amount, stacks[i] == 0))
+        self._current = max(bets)
 
     def _return_uncalled(self, amounts: list[int]) -> None:
         """Give back the part of the largest amount in ``amounts`` that nobody else matched."""
         if len(amounts) < 2:
             return
+        top = max(amounts)
+        if amounts.count(top) > 1:
+            return  # matched
         cutoff = sorted(amounts)[-2]
-        for i, amount in enumerate(amounts):
-            if amount > cutoff:
-                excess = amount - cutoff
-                amounts[i] = cutoff
-                self._stacks[i] += excess
-                self._events.append(UncalledBetReturned(self._order[i], excess))
-
-    def _effective_stack(self, i: int) -> int:
-        """What player ``i`` can still lose: no more than the second largest total still in."""
-        totals = sorted(
-            self._bets[j] + self._stacks[j] for j in range(len(self._order)) if not self._folded[j]
-        )
-        return min(self._stacks[i], max(0, totals[-2] - self._bets[i]))
+        i = amounts.index(top)
+        excess = top - cutoff
+        amounts[i] = cutoff
+        self._stacks[i] += excess
+        self._log.append((UncalledBetReturned, self._order[i], excess))
 
     def _begin_round(self) -> None:
-        n = len(self._order)
-        opener = (self._index[self._setup.big_blind_seat] + 1) % n if self._street is Street.PREFLOP else 0
+        n = self._n
+        bets = self._bets
+        stacks = self._stacks
+        folded = self._folded
+        opener = (self._index[self._setup.big_blind_seat] + 1) % n if self._street_no == 0 else 0
         self._last_opener = opener
-        self._actors = deque(
-            j
-            for j in ((opener + k) % n for k in range(n))
-            if not self._folded[j] and self._stacks[j] and self._effective_stack(j)
-        )
+        # A player acts only with chips behind and something to play for: the second largest
+        # total still in (bet + chips behind) must exceed their bet.
+        totals = sorted([bets[j] + stacks[j] for j in range(n) if not folded[j]])
+        second = totals[-2]
+        actors = deque([j for j in _RINGS[n][opener] if not folded[j] and stacks[j] and second > bets[j]])
+        self._actors = actors
         self._acted.clear()
         self._raise_size = 0
         self._raise_count = 0
         self._short_all_ins.clear()
-        lone_and_matched = len(self._actors) == 1 and self._bets[self._actors[0]] >= max(self._bets)
-        if not self._actors or self._contender_count() <= 1 or lone_and_matched:
+        if not actors or self._live <= 1 or (len(actors) == 1 and bets[actors[0]] >= self._current):
             self._end_round()
 
     def _end_round(self) -> None:
         self._actors.clear()
-        contenders = [i for i in range(len(self._order)) if not self._folded[i]]
-        with_chips = sum(1 for i in contenders if self._stacks[i])
+        folded = self._folded
+        stacks = self._stacks
+        contenders = [i for i in range(self._n) if not folded[i]]
+        with_chips = sum(1 for i in contenders if stacks[i])
         runout = len(contenders) > 1 and with_chips <= 1
-        self._return_uncalled(self._bets)
-        for i, bet in enumerate(self._bets):
-            self._contributions[i] += bet
-        self._bets = [0] * len(self._order)
+        if self._current:
+            bets = self._bets
+            self._return_uncalled(bets)
+            self._contributions = [c + b for c, b in zip(self._contributions, bets, strict=True)]
+            self._bets = [0] * self._n
+            self._current = 0
         if len(contenders) == 1:
             self._award_uncontested(contenders[0])
             return
         if runout and not self._face_up:
             self._show_all(contenders)
         if runout:
-            while self._street is not Street.RIVER:
+            while self._street_no < 3:
                 self._deal_next_street()
-        if self._street is Street.RIVER:
+        if self._street_no == 3:
             self._showdown(contenders)
             return
         self._deal_next_street()
         self._begin_round()
 
     def _deal_next_street(self) -> None:
-        self._street = STREETS[STREETS.index(self._street) + 1]
-        cards = tuple(self._deck[p] for p in self._layout.street_positions[self._street])
-        self._board.extend(cards)
-        self._events.append(StreetDealt(self._street, cards, tuple(self._board)))
+        number = self._street_no + 1
+        self._street_no = number
+        street = STREETS[number]
+        self._street = street
+        start = self._board_len
+        end = start + (3 if number == 1 else 1)
+        self._board_len = end
+        board = self._board
+        self._log.append((StreetDealt, street, board[start:end], board[:end]))
+        big_blind = self._setup.big_blind
+        limit = self._setup.limit
+        if limit is _FIXED_LIMIT:
+            self._raise_cap = max_raises(limit, street)
+            self._bet_size = street_bet_size(limit, street, big_blind)
 
-    def _show_all(self, contenders: Sequence[int]) -> None:
+    def _show_all(self, contenders: list[int]) -> None:
         self._face_up = True
-        self._events.append(HandsShown(tuple(ShownHand(self._order[i], self._hole[i]) for i in contenders)))
+        self._log.append((_shown_hands, self._order, self._hole, contenders))
 
-    def _value(self, i: int) -> int:
-        if self._setup.game is Game.OMAHA:
-            return evaluate_omaha(self._hole[i], self._board)
-        return evaluate(self._hole[i] + tuple(self._board))
-
-    def _showdown(self, contenders: Sequence[int]) -> None:
-        n = len(self._order)
-        values = {i: self._value(i) for i in contenders}
-        pots = build_pots(self._contributions_by_index(), set(contenders), self._dead_money)
-        if not self._face_up and any(self._stacks[i] == 0 for i in contenders):
+    def _showdown(self, contenders: list[int]) -> None:
+        n = self._n
+        stacks = self._stacks
+        hole = self._hole
+        values: dict[int, int] = {}
+        if self._setup.game is _HOLDEM:
+            b0, b1, b2, b3, b4 = self._board
+            for i in contenders:
+                h = hole[i]
+                values[i] = evaluate7(h[0], h[1], b0, b1, b2, b3, b4)
+        else:
+            for i in contenders:
+                values[i] = evaluate_omaha(hole[i], self._board)
+        contributions = self._contributions
+        level = contributions[contenders[0]]
+        pots: list[tuple[int, tuple[int, ...]]]
+        if max(contributions) == level and all(contributions[i] == level for i in contenders):
+            # Everyone still in put in the same, and nobody more: one pot (what build_pots gives).
+            pots = [(sum(contributions) + self._dead_money, tuple(contenders))]
+        else:
+            pots = [
+                (pot.amount, pot.eligible)
+                for pot in build_pots(dict(enumerate(contributions)), set(contenders), self._dead_money)
+            ]
+        if not self._face_up and not all(stacks[i] for i in contenders):
             # An all-in player is still in: every hand is tabled, nobody mucks (BET-4).
             self._show_all(contenders)
+        log = self._log
+        order = self._order
+        shown: Collection[int]
         if self._face_up:
-            shown = set(contenders)
+            shown = contenders
         else:
             shown = set()
+            folded = self._folded
             # The last aggressor of the last round shows first, else the first left of the button.
-            for i in ((self._last_opener + k) % n for k in range(n)):
-                if self._folded[i]:
+            for i in _RINGS[n][self._last_opener]:
+                if folded[i]:
                     continue
                 if self._can_still_win(i, pots, shown, values):
                     shown.add(i)
-                    self._events.append(CardsShown(self._order[i], self._hole[i], describe(values[i])))
+                    log.append((_cards_shown, order[i], hole[i], values[i]))
                 else:
-                    self._events.append(CardsMucked(self._order[i]))
-        for index, pot in enumerate(pots):
-            candidates = [i for i in pot.eligible if i in shown]
-            best = max(values[i] for i in candidates)
-            winners = [i for i in candidates if values[i] == best]
-            shares = split_pot(pot.amount, winners)
-            for i, share in zip(winners, shares, strict=True):
-                self._stacks[i] += share
-            self._events.append(
-                PotAwarded(
-                    pot_index=index,
-                    amount=pot.amount,
-                    eligible=tuple(self._order[i] for i in pot.eligible),
-                    winners=tuple(self._order[i] for i in winners),
-                    shares=shares,
-                    description=describe(best),
-                )
-            )
+                    log.append((CardsMucked, order[i]))
+        for index, (amount, eligible) in enumerate(pots):
+            best = max([values[i] for i in eligible if i in shown])
+            winners = tuple([i for i in eligible if i in shown and values[i] == best])
+            if len(winners) == 1:
+                shares: tuple[int, ...] = (amount,)
+                stacks[winners[0]] += amount
+            else:
+                shares = split_pot(amount, winners)
+                for i, share in zip(winners, shares, strict=True):
+                    stacks[i] += share
+            log.append((_pot_awarded, order, index, amount, eligible, winners, shares, best))
         self._contributions = [0] * n
         self._dead_money = 0
         self._finish()
 
     @staticmethod
-    def _can_still_win(i: int, pots: Sequence[Pot], shown: set[int], values: Mapping[int, int]) -> bool:
-        for pot in pots:
-            if i not in pot.eligible:
+    def _can_still_win(
+        i: int, pots: Sequence[tuple[int, tuple[int, ...]]], shown: Collection[int], values: Mapping[int, int]
+    ) -> bool:
+        for _, eligible in pots:
+            if i not in eligible:
                 continue
-            rivals = [values[j] for j in pot.eligible if j in shown]
+            rivals = [values[j] for j in eligible if j in shown]
             if not rivals or values[i] >= max(rivals):
                 return True
         return False
@@ -834,33 +1031,26 @@ class Hand:
     def _award_uncontested(self, winner: int) -> None:
         amount = sum(self._contributions) + self._dead_money
         self._stacks[winner] += amount
-        self._contributions = [0] * len(self._order)
+        self._contributions = [0] * self._n
         self._dead_money = 0
-        seat = self._order[winner]
-        self._events.append(PotAwarded(0, amount, (seat,), (seat,), (amount,), None))
+        self._log.append((_pot_awarded, self._order, 0, amount, (winner,), (winner,), (amount,), None))
         self._finish()
 
     def _finish(self) -> None:
         self._over = True
         self._actors.clear()
-        self._events.append(DeckRevealed(self._deck, self._salt, self._commitment))
-        self._events.append(HandEnded(tuple(self.stacks.items())))
-
-    def _contender_count(self) -> int:
-        return self._folded.count(False)
+        self._log.append((DeckRevealed, self._deck, self._salt, self._commitment))
+        self._log.append((_ENDED,))
 
     def _contender_seats(self) -> tuple[int, ...]:
         return tuple(seat for i, seat in enumerate(self._order) if not self._folded[i])
-
-    def _contributions_by_index(self) -> dict[int, int]:
-        return dict(enumerate(self._contributions))
 
     def _contributions_by_seat(self) -> dict[int, int]:
         return {seat: self._contributions[i] for i, seat in enumerate(self._order)}
 
     def __repr__(self) -> str:
         state = "over" if self._over else f"{self._street}, seat {self.actor} to act"
-        board = cards_str(self._board) or "-"
+        board = cards_str(self.board) or "-"
         return f"<Hand {self.hand_id} {state}, board {board}, pot {self.pot_total}>"
 
 
