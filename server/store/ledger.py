@@ -192,15 +192,12 @@ class Ledger:
             return await check_on(conn, timeout=self._timeout)
 
 
-async def in_transaction_with_retries(
-    conn: asyncpg.Connection, work: Callable[[asyncpg.Connection], Awaitable[T]]
-) -> T:
-    """Run ``work(conn)`` in a transaction, again from the start after a deadlock or a
-    serialization failure (the database rolled it back, so nothing of the failed try remains)."""
+async def with_retries(work: Callable[[], Awaitable[T]]) -> T:
+    """Run ``work()``, again after a deadlock or a serialization failure (the database rolled
+    the failed try back, so nothing of it remains)."""
     for attempt in range(RETRIES):
         try:
-            async with conn.transaction():
-                return await work(conn)
+            return await work()
         except _RETRYABLE:
             if attempt == RETRIES - 1:
                 raise
@@ -209,19 +206,24 @@ async def in_transaction_with_retries(
     raise AssertionError("unreachable")
 
 
+async def in_transaction_with_retries(
+    conn: asyncpg.Connection, work: Callable[[asyncpg.Connection], Awaitable[T]]
+) -> T:
+    """Run ``work(conn)`` in a transaction, from the start again if it has to be retried."""
+
+    async def attempt() -> T:
+        async with conn.transaction():
+            return await work(conn)
+
+    return await with_retries(attempt)
+
+
 async def post_on(conn: asyncpg.Connection, transfers: Sequence[Transfer], *,
                   timeout: float = DEFAULT_TIMEOUT_S) -> PostResult:
     """``Ledger.post`` on one connection that is not inside a transaction: one statement, one
     round trip, atomic on its own."""
     verify_post(transfers)
-    for attempt in range(RETRIES):
-        try:
-            return await post_in_transaction(conn, transfers, timeout=timeout)
-        except _RETRYABLE:
-            if attempt == RETRIES - 1:
-                raise
-            await asyncio.sleep(0.005 * (attempt + 1))
-    raise AssertionError("unreachable")
+    return await with_retries(lambda: post_in_transaction(conn, transfers, timeout=timeout))
 
 
 async def post_in_transaction(conn: asyncpg.Connection, transfers: Sequence[Transfer], *,
@@ -333,4 +335,5 @@ __all__ = [
     "post_in_transaction",
     "post_on",
     "verify_post",
+    "with_retries",
 ]
