@@ -134,7 +134,7 @@ def test_cli_simulate_tournament_prints_progress_and_summary(
     assert len(out.read_text().splitlines()) > 40 * 2, "deposits, buy-ins, fees and prizes are written"
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     players=st.integers(min_value=2, max_value=120),
     table_size=st.integers(min_value=2, max_value=10),
