@@ -108,6 +108,9 @@ class HandForHand:
                 "change the tables when it closes"
             )
 
+    def can_set_tables(self, tables: Iterable[int]) -> bool:
+        return not self._dealt
+
     def set_tables(self, tables: Iterable[int]) -> None:
         """Replace the tables taking part (after breaks and moves, before the next round)."""
         self.verify_set_tables(tables)
