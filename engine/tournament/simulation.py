@@ -586,6 +586,15 @@ class _Tournament:
             self.redraws += 1
         for table_id in touched:
             self.recount(table_id)
+            if self.count_of.get(table_id, 0) > self.config.table_size:
+                raise InvariantBroken(
+                    f"table {table_id} holds {self.count_of[table_id]} players after a plan"
+                )
+        in_seats = sum(count * number for count, number in self.histogram.items())
+        if in_seats != self.standings.players_left:
+            raise InvariantBroken(
+                f"{in_seats} players seated after a plan, {self.standings.players_left} left"
+            )
         for table_id in sorted(self.parked):
             if table_id in self.tables and len(self.tables[table_id].players) >= 2:
                 self.parked.discard(table_id)
