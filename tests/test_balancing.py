@@ -95,7 +95,7 @@ def test_move_1_worst_position_takes_the_big_blind_soonest_never_the_small_blind
     plan = plan_tables(tables, worst, random.Random(1))
     (move,) = plan.moves
     assert (move.to_table, move.to_seat) == (2, 4), f"expected seat 4, the soonest big blind, got {move}"
-    # seat 9, right behind the dead small blind, would wait the longest: never chosen
+    # seat 9, where the busted big blind sat, takes the big blind last of all: never chosen here
     assert move.to_seat != 9
 
 
