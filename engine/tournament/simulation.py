@@ -409,7 +409,8 @@ class _Tournament:
 
     def settle(self) -> None:
         """Between hands: plan if tables must break or balance, then release or start rounds."""
-        if self.plan_waiting and not self.plan_waiting.isdisjoint(self.running):
+        # a waiting plan is made again as soon as one of the tables it waits for is idle
+        if self.plan_waiting and all(table_id in self.running for table_id in self.plan_waiting):
             return
         if self.plan_waiting or self.plan_due():
             self.rebalance()
