@@ -61,6 +61,8 @@ from collections import deque
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from hashlib import sha256
+from itertools import compress
+from operator import add
 from typing import Any
 
 from engine.betting import (
@@ -100,7 +102,7 @@ from engine.events import (
     new_action_taken,
 )
 from engine.fairness import SALT_BYTES, FairnessError, check_deck, layout_for
-from engine.pots import Pot, build_pots, split_pot
+from engine.pots import Pot, build_pots, pot_levels, split_pot
 
 __all__ = [
     "BettingNotReopened",
@@ -213,6 +215,7 @@ class LegalActions:
 _RINGS: dict[int, tuple[tuple[int, ...], ...]] = {
     n: tuple(tuple((s + k) % n for k in range(n)) for s in range(n)) for n in range(1, MAX_TABLE_SIZE + 1)
 }
+_RANGES: dict[int, range] = {n: range(n) for n in range(1, MAX_TABLE_SIZE + 1)}
 _AFTER: dict[int, tuple[tuple[int, ...], ...]] = {
     n: tuple(tuple((i + k) % n for k in range(1, n)) for i in range(n)) for n in range(1, MAX_TABLE_SIZE + 1)
 }
@@ -315,8 +318,8 @@ class Hand:
         "_dead_money",
         "_deck",
         "_face_up",
-        "_folded",
         "_hole",
+        "_in",
         "_index",
         "_last_opener",
         "_live",
@@ -398,7 +401,7 @@ class Hand:
         self._current = 0  # the largest bet this street: max(self._bets)
         self._contributions: list[int] = [0] * n  # collected into the pots, excluding dead money
         self._dead_money = 0  # the big blind ante: main-pot money nobody matches
-        self._folded: list[bool] = [False] * n
+        self._in: list[bool] = [True] * n  # not folded
         self._live = n  # players who have not folded
         # The deal order of engine.fairness: card r of player i is at r * n + i; then a burn and
         # the flop, a burn and the turn, a burn and the river.
@@ -493,7 +496,7 @@ class Hand:
         return self._contender_seats()
 
     def has_folded(self, seat: int) -> bool:
-        return self._folded[self._seat_index(seat)]
+        return not self._in[self._seat_index(seat)]
 
     def is_absent(self, seat: int) -> bool:
         """Whether the table marked ``seat`` absent for this hand (CLK-1)."""
@@ -573,9 +576,20 @@ class Hand:
         if not actors or (seat is not None and seat != self._order[actors[0]]):
             self._require_actor(seat)  # raises the reason
         i = actors[0]
-        if self._bets[i] >= self._current or not self._stacks[i]:
+        bet = self._bets[i]
+        if bet >= self._current or not self._stacks[i]:
             raise NoBetToFold(f"seat {self._order[i]} faces no bet: check instead of folding")
-        return self._fold(timed_out=False)
+        # The body of _fold, inlined: this is the hot path of every simulation.
+        actors.popleft()
+        self._acted.add(i)
+        self._in[i] = False
+        live = self._live - 1
+        self._live = live
+        event = new_action_taken(self._order[i], self._street, _FOLD, 0, bet, False, False)
+        self._log.append(event)
+        if live <= 1 or not actors:
+            self._end_round()
+        return event
 
     # ------------------------------------------------------------------ check / call
 
@@ -590,7 +604,27 @@ class Hand:
         actors = self._actors
         if not actors or (seat is not None and seat != self._order[actors[0]]):
             self._require_actor(seat)  # raises the reason
-        return self._check_or_call(timed_out=False)
+        # The body of _check_or_call, inlined: this is the hot path of every simulation.
+        i = actors.popleft()
+        self._acted.add(i)
+        stacks = self._stacks
+        stack = stacks[i]
+        bet = self._bets[i]
+        amount = self._current - bet
+        if amount > stack:
+            amount = stack
+        if amount:
+            bet += amount
+            stack -= amount
+            self._bets[i] = bet
+            stacks[i] = stack
+            event = new_action_taken(self._order[i], self._street, _CALL, amount, bet, not stack, False)
+        else:
+            event = new_action_taken(self._order[i], self._street, _CHECK, 0, bet, not stack, False)
+        self._log.append(event)
+        if self._live <= 1 or not actors:
+            self._end_round()
+        return event
 
     def verify_check(self, *, seat: int | None = None) -> None:
         """As ``verify_check_or_call``, and raise ``FacingBet`` when there is a bet to call."""
@@ -666,9 +700,9 @@ class Hand:
         stack = stacks[i] - put_in
         stacks[i] = stack
         self._current = amount
-        folded = self._folded
+        still_in = self._in
         # Everyone else still in with chips acts again, from the raiser's left.
-        self._actors = deque([j for j in _AFTER[self._n][i] if not folded[j] and stacks[j]])
+        self._actors = deque([j for j in _AFTER[self._n][i] if still_in[j] and stacks[j]])
         self._last_opener = i
         if raise_by >= self._raise_size:
             # A full raise reopens the betting for everyone (BET-2).
@@ -756,9 +790,9 @@ class Hand:
                 f"seat {self._order[i]} already acted and only all-ins for less than a full raise followed:"
                 " call or fold"
             )
-        folded = self._folded
+        still_in = self._in
         for j in _AFTER[self._n][i]:
-            if not folded[j] and stacks[j] + bets[j] > current:
+            if still_in[j] and stacks[j] + bets[j] > current:
                 return None
         return NobodyToRaise(
             f"every other player still in is all-in: seat {self._order[i]} may only call or fold"
@@ -782,7 +816,7 @@ class Hand:
     def _fold(self, *, timed_out: bool) -> ActionTaken:
         i = self._actors.popleft()
         self._acted.add(i)
-        self._folded[i] = True
+        self._in[i] = False
         self._live -= 1
         event = new_action_taken(self._order[i], self._street, _FOLD, 0, self._bets[i], False, timed_out)
         self._log.append(event)
@@ -894,14 +928,21 @@ class Hand:
         n = self._n
         bets = self._bets
         stacks = self._stacks
-        folded = self._folded
-        opener = (self._index[self._setup.big_blind_seat] + 1) % n if self._street_no == 0 else 0
+        still_in = self._in
+        if self._street_no:
+            opener = 0
+            # A player acts only with chips behind and something to play for: the second largest
+            # stack still in must not be zero (no bets yet on this street).
+            totals = sorted(compress(stacks, still_in))
+            actors = deque([j for j in _RINGS[n][0] if still_in[j] and stacks[j]] if totals[-2] else ())
+        else:
+            opener = (self._index[self._setup.big_blind_seat] + 1) % n
+            # As above, with the blinds: the second largest total (bet + chips behind) still in
+            # must exceed the player's bet.
+            totals = sorted(map(add, compress(bets, still_in), compress(stacks, still_in)))
+            second = totals[-2]
+            actors = deque([j for j in _RINGS[n][opener] if still_in[j] and stacks[j] and second > bets[j]])
         self._last_opener = opener
-        # A player acts only with chips behind and something to play for: the second largest
-        # total still in (bet + chips behind) must exceed their bet.
-        totals = sorted([bets[j] + stacks[j] for j in range(n) if not folded[j]])
-        second = totals[-2]
-        actors = deque([j for j in _RINGS[n][opener] if not folded[j] and stacks[j] and second > bets[j]])
         self._actors = actors
         self._acted.clear()
         self._raise_size = 0
@@ -912,15 +953,13 @@ class Hand:
 
     def _end_round(self) -> None:
         self._actors.clear()
-        folded = self._folded
-        stacks = self._stacks
-        contenders = [i for i in range(self._n) if not folded[i]]
-        with_chips = sum(1 for i in contenders if stacks[i])
-        runout = len(contenders) > 1 and with_chips <= 1
+        contenders = list(compress(_RANGES[self._n], self._in))
+        zero_stacks = list(compress(self._stacks, self._in)).count(0)
+        runout = len(contenders) > 1 and len(contenders) - zero_stacks <= 1
         if self._current:
             bets = self._bets
             self._return_uncalled(bets)
-            self._contributions = [c + b for c, b in zip(self._contributions, bets, strict=True)]
+            self._contributions = list(map(add, self._contributions, bets))
             self._bets = [0] * self._n
             self._current = 0
         if len(contenders) == 1:
@@ -970,17 +1009,7 @@ class Hand:
         else:
             for i in contenders:
                 values[i] = evaluate_omaha(hole[i], self._board)
-        contributions = self._contributions
-        level = contributions[contenders[0]]
-        pots: list[tuple[int, tuple[int, ...]]]
-        if max(contributions) == level and all(contributions[i] == level for i in contenders):
-            # Everyone still in put in the same, and nobody more: one pot (what build_pots gives).
-            pots = [(sum(contributions) + self._dead_money, tuple(contenders))]
-        else:
-            pots = [
-                (pot.amount, pot.eligible)
-                for pot in build_pots(dict(enumerate(contributions)), set(contenders), self._dead_money)
-            ]
+        pots = pot_levels(self._contributions, contenders, self._dead_money)
         if not self._face_up and not all(stacks[i] for i in contenders):
             # An all-in player is still in: every hand is tabled, nobody mucks (BET-4).
             self._show_all(contenders)
@@ -991,10 +1020,10 @@ class Hand:
             shown = contenders
         else:
             shown = set()
-            folded = self._folded
+            still_in = self._in
             # The last aggressor of the last round shows first, else the first left of the button.
             for i in _RINGS[n][self._last_opener]:
-                if folded[i]:
+                if not still_in[i]:
                     continue
                 if self._can_still_win(i, pots, shown, values):
                     shown.add(i)
@@ -1043,7 +1072,7 @@ class Hand:
         self._log.append((_ENDED,))
 
     def _contender_seats(self) -> tuple[int, ...]:
-        return tuple(seat for i, seat in enumerate(self._order) if not self._folded[i])
+        return tuple(compress(self._order, self._in))
 
     def _contributions_by_seat(self) -> dict[int, int]:
         return {seat: self._contributions[i] for i, seat in enumerate(self._order)}

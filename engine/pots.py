@@ -65,6 +65,35 @@ def build_pots(
     return pots
 
 
+def pot_levels(
+    contributions: Sequence[int], contenders: Sequence[int], dead_money: int = 0
+) -> list[tuple[int, tuple[int, ...]]]:
+    """``build_pots`` for players numbered 0, 1, ... (``contributions[i]`` is player i's) with
+    ``contenders`` in ascending order, as ``(amount, eligible)`` pairs: the very same pots,
+    computed only at the contenders' levels (a folded player's level always merges into the
+    contender level above it) and without building ``Pot`` values, for the showdown's hot path.
+    Raises ``PotError`` as ``build_pots`` does."""
+    levels = sorted({contributions[i] for i in contenders})
+    if dead_money < 0 or max(contributions) > levels[-1] or min(contributions) < 0:
+        # Negative amounts or chips above every contender: build_pots names the problem.
+        formed = build_pots(dict(enumerate(contributions)), contenders, dead_money)
+        return [(pot.amount, pot.eligible) for pot in formed]
+    if len(levels) == 1:
+        total = sum(contributions) + dead_money
+        return [(total, tuple(contenders))] if total else []
+    pots: list[tuple[int, tuple[int, ...]]] = []
+    below = 0  # the chips under the previous level
+    amount = dead_money
+    for level in levels:
+        capped = sum([c if c < level else level for c in contributions])
+        amount += capped - below
+        if amount:
+            pots.append((amount, tuple([i for i in contenders if contributions[i] >= level])))
+        amount = 0
+        below = capped
+    return pots
+
+
 def split_pot(amount: int, winners: Sequence[int]) -> tuple[int, ...]:
     """Each winner's share of ``amount``, winners in order from the first left of the button; the
     odd chips go to the first of them (BET-3)."""

@@ -42,7 +42,7 @@ from engine.events import (
 )
 from engine.fairness import deal_order
 from engine.hand import Hand, HandError
-from engine.pots import build_pots, split_pot
+from engine.pots import build_pots, pot_levels, split_pot
 
 CARD_FREE_EVENTS = (
     HandStarted,
@@ -288,6 +288,10 @@ def test_bet_3_side_pots_hold_every_chip_and_only_contenders_win(
         assert pot.eligible and set(pot.eligible) <= contenders, f"a pot only contenders can win, got {pot}"
         shares = split_pot(pot.amount, pot.eligible)
         assert sum(shares) == pot.amount and max(shares) - min(shares) < len(shares)
+    # The showdown's fast path forms the very same pots.
+    fast = pot_levels([by_player[p] for p in range(len(contributions))], sorted(contenders), dead_money)
+    expected = [(pot.amount, pot.eligible) for pot in pots]
+    assert fast == expected, f"pot_levels: expected {expected}, got {fast}"
 
 
 HandMachine.TestCase.settings = settings(
