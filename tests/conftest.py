@@ -30,7 +30,7 @@ def _with_database(url: str, name: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def postgres_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def postgres_server_url() -> Iterator[str]:
     """A PostgreSQL server to create databases on: ``DATABASE_URL``, else an embedded one."""
     env = os.environ.get("DATABASE_URL")
     if env:
@@ -38,11 +38,15 @@ def postgres_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[st
         return
     from server.store.embedded import EmbeddedPostgres
 
-    embedded = EmbeddedPostgres(tmp_path_factory.mktemp("embedded-pg"), cleanup="delete")
+    # Not under pytest's tmp_path: pytest prunes old runs' folders, which would pull the data
+    # directory from under a server that a concurrent run still uses.
+    data_dir = Path(tempfile.mkdtemp(prefix="feltd-embedded-pg-"))
+    embedded = EmbeddedPostgres(data_dir, cleanup="delete")
     try:
         yield embedded.url
     finally:
         embedded.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
