@@ -125,6 +125,30 @@ class HandSetup:
         if len(self.seats) < 2:
             raise HandSetupError(f"a hand needs at least 2 players dealt in, got {len(self.seats)}")
         numbers = [seat.seat for seat in self.seats]
+        if not self._seats_look_valid():
+            self._validate_seats(numbers)
+        players = [seat.player for seat in self.seats]
+        if len(set(players)) != len(players):
+            raise HandSetupError(f"a player can hold only one seat in a hand, got {players}")
+        self._validate_positions_and_stakes(numbers)
+
+    def _seats_look_valid(self) -> bool:
+        """A cheap, strictly stronger form of the seat checks of ``_validate_seats`` (exact
+        types, seats strictly ascending): it runs for every hand; when it says no, the full
+        checks name the problem (or accept what it was too strict for, e.g. an int subclass)."""
+        previous = 0
+        size = self.table_size
+        for seat in self.seats:
+            number = seat.seat
+            stack = seat.stack
+            if type(number) is not int or not previous < number <= size or type(stack) is not int:
+                return False
+            if stack <= 0 or not seat.player:
+                return False
+            previous = number
+        return True
+
+    def _validate_seats(self, numbers: list[int]) -> None:
         for seat in self.seats:
             if not isinstance(seat.seat, int) or not 1 <= seat.seat <= self.table_size:
                 raise HandSetupError(f"seat numbers are 1..{self.table_size}, got {seat.seat!r}")
@@ -134,9 +158,8 @@ class HandSetup:
                 raise HandSetupError(f"seat {seat.seat}: the player id is empty")
         if numbers != sorted(set(numbers)):
             raise HandSetupError(f"seats must be distinct and in ascending order, got {numbers}")
-        players = [seat.player for seat in self.seats]
-        if len(set(players)) != len(players):
-            raise HandSetupError(f"a player can hold only one seat in a hand, got {players}")
+
+    def _validate_positions_and_stakes(self, numbers: list[int]) -> None:
         if not isinstance(self.button, int) or not 1 <= self.button <= self.table_size:
             raise HandSetupError(f"the button is a seat 1..{self.table_size}, got {self.button!r}")
         if self.big_blind_seat not in numbers:
@@ -183,4 +206,4 @@ class HandSetup:
 
 def _is_chip_count(value: object) -> bool:
     # bool is an int subclass; True chips would be a bug upstream.
-    return isinstance(value, int) and not isinstance(value, bool)
+    return type(value) is int or (isinstance(value, int) and not isinstance(value, bool))

@@ -33,6 +33,7 @@ class FairnessError(ValueError):
 
 
 _CARDS = frozenset(range(DECK_SIZE))
+_INT_ONLY = frozenset({int})
 
 
 def check_deck(deck: Sequence[Card], salt: bytes) -> bytes:
@@ -40,21 +41,17 @@ def check_deck(deck: Sequence[Card], salt: bytes) -> bytes:
     return ``bytes(deck)``, the deck's part of the committed bytes (see ``commit``)."""
     if len(deck) > DECK_SIZE:
         raise FairnessError(f"a deck has at most {DECK_SIZE} cards, got {len(deck)}")
-    # It runs for every hand dealt, so the common case costs three C-level passes: the byte
-    # string (which also refuses non-integers and ints outside 0..255), its distinct bytes, and
-    # the exact types (bytes() would take a bool or another int-like type).
-    try:
-        packed = bytes(deck)
-    except (TypeError, ValueError):
-        packed = b""
-    if len(packed) != len(deck) or (packed and max(packed) >= DECK_SIZE) or set(map(type, deck)) - {int}:
+    # It runs for every hand dealt, so the common case costs two C-level passes: the exact types
+    # (a bool or another int-like type is refused) and the set of cards (range, distinctness).
+    cards = set(deck) if _INT_ONLY.issuperset(map(type, deck)) else None
+    if cards is None or not cards <= _CARDS:
         bad = next(c for c in deck if type(c) is not int or c not in _CARDS)
         raise FairnessError(f"cards are ints 0..51, got {bad!r}")
-    if len(set(packed)) != len(packed):
+    if len(cards) != len(deck):
         raise FairnessError("a card appears twice in the deck")
     if not isinstance(salt, bytes) or len(salt) != SALT_BYTES:
         raise FairnessError(f"the salt is {SALT_BYTES} bytes, got {salt!r}")
-    return packed
+    return bytes(deck)
 
 
 def commit(deck: Sequence[Card], salt: bytes) -> str:

@@ -62,7 +62,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from hashlib import sha256
 from itertools import compress
-from operator import add
+from operator import add, attrgetter
 from typing import Any
 
 from engine.betting import (
@@ -233,6 +233,27 @@ _NO_LIMIT, _POT_LIMIT, _FIXED_LIMIT = Limit.NO_LIMIT, Limit.POT_LIMIT, Limit.FIX
 _HOLDEM = Game.HOLDEM
 _SMALL, _BIG = BlindKind.SMALL, BlindKind.BIG
 
+_SEAT_OF = attrgetter("seat")
+_STACK_OF = attrgetter("stack")
+# Deal orders by (seats dealt in, button): the same at a table every orbit, so kept (bounded).
+_SEATINGS: dict[tuple[tuple[int, ...], int], tuple[tuple[int, ...], int, dict[int, int]]] = {}
+_SEATINGS_KEPT = 4096
+
+
+def _seating(numbers: tuple[int, ...], button: int) -> tuple[tuple[int, ...], int, dict[int, int]]:
+    """The deal order of ``numbers`` (ascending seats) for ``button`` (engine.fairness.deal_order:
+    from the first seat after the button), where it starts in ``numbers``, and seat -> index
+    in it. The dict is shared: never change it."""
+    found = _SEATINGS.get((numbers, button))
+    if found is None:
+        k = bisect_right(numbers, button)
+        order = numbers[k:] + numbers[:k]
+        found = (order, k, dict(zip(order, range(len(order)), strict=True)))
+        if len(_SEATINGS) < _SEATINGS_KEPT:
+            _SEATINGS[(numbers, button)] = found
+    return found
+
+
 # Markers of the compact log (see ``Hand.events``) for entries built from the hand's own state.
 _HOLES: object = object()  # every seat's HoleCardsDealt, in deal order
 _ENDED: object = object()  # HandEnded with the finishing stacks
@@ -262,9 +283,10 @@ def _pot_awarded(
 
 
 def _shown_hands(
-    order: tuple[int, ...], holes: tuple[tuple[Card, ...], ...], players: list[int]
+    order: tuple[int, ...], deck: tuple[Card, ...], hole_count: int, players: list[int]
 ) -> HandsShown:
-    return HandsShown(tuple(ShownHand(order[i], holes[i]) for i in players))
+    n = len(order)
+    return HandsShown(tuple(ShownHand(order[i], deck[i : i + hole_count * n : n]) for i in players))
 
 
 def _legal_actions_factory() -> Callable[[int, bool, bool, int, int | None, int | None], LegalActions]:
@@ -318,7 +340,7 @@ class Hand:
         "_dead_money",
         "_deck",
         "_face_up",
-        "_hole",
+        "_hole_count",
         "_in",
         "_index",
         "_last_opener",
@@ -357,10 +379,7 @@ class Hand:
         """
         setup.validate()
         seats = setup.seats
-        numbers = [entry.seat for entry in seats]  # ascending: validate() checked it
-        # Deal order (engine.fairness.deal_order): from the first seat after the button.
-        k = bisect_right(numbers, setup.button)
-        order = tuple(numbers[k:] + numbers[:k])
+        order, k, index = _seating(tuple(map(_SEAT_OF, seats)), setup.button)
         n = len(order)
         hole_count = 2 if setup.game is _HOLDEM else 4
         size = n * hole_count + 8
@@ -393,8 +412,8 @@ class Hand:
         # lowest index among tied winners is the one that gets the odd chip (BET-3).
         self._order = order
         self._n = n
-        self._index: dict[int, int] = dict(zip(order, range(n), strict=True))
-        stacks = [entry.stack for entry in seats]
+        self._index = index
+        stacks = list(map(_STACK_OF, seats))
         self._starting: tuple[int, ...] = tuple(stacks[k:] + stacks[:k])
         self._stacks: list[int] = list(self._starting)
         self._bets: list[int] = [0] * n
@@ -403,24 +422,19 @@ class Hand:
         self._dead_money = 0  # the big blind ante: main-pot money nobody matches
         self._in: list[bool] = [True] * n  # not folded
         self._live = n  # players who have not folded
-        # The deal order of engine.fairness: card r of player i is at r * n + i; then a burn and
-        # the flop, a burn and the turn, a burn and the river.
-        d = self._deck
-        if hole_count == 2:
-            self._hole: tuple[tuple[Card, ...], ...] = tuple(zip(d[:n], d[n : 2 * n], strict=True))
-        else:
-            self._hole = tuple(zip(*(d[r * n : (r + 1) * n] for r in range(hole_count)), strict=True))
-        b = n * hole_count
-        self._board: tuple[Card, ...] = (d[b + 1], d[b + 2], d[b + 3], d[b + 5], d[b + 7])
-        self._board_len = 0
+        self._hole_count = hole_count  # see _hole_of
+        self._board: tuple[Card, ...] = ()  # all five board cards, taken from the deck at the flop
+        self._board_len = 0  # how many of them are dealt
         self._street = _PREFLOP
         self._street_no = 0
         self._actors: deque[int] = deque()
         self._acted: set[int] = set()
         self._raise_size = 0
         self._raise_count = 0
-        self._raise_cap: int | None = max_raises(setup.limit, _PREFLOP)
-        self._bet_size = street_bet_size(setup.limit, _PREFLOP, setup.big_blind)
+        self._raise_cap: int | None = (
+            None if setup.limit is not _FIXED_LIMIT else max_raises(setup.limit, _PREFLOP)
+        )
+        self._bet_size = setup.big_blind  # street_bet_size preflop, in every limit
         self._short_all_ins: list[int] = []
         self._last_opener = 0
         self._face_up = False
@@ -504,7 +518,7 @@ class Hand:
 
     def hole_cards(self, seat: int) -> tuple[Card, ...]:
         """The hole cards of ``seat`` (private: only for that seat, the operator, or a showdown)."""
-        return self._hole[self._seat_index(seat)]
+        return self._hole_of(self._seat_index(seat))
 
     @property
     def events(self) -> list[HandEvent]:
@@ -521,7 +535,7 @@ class Hand:
                 elif entry[0] is _HOLES:
                     built.extend(
                         HoleCardsDealt(seat, cards)
-                        for seat, cards in zip(self._order, self._hole, strict=True)
+                        for seat, cards in zip(self._order, self._holes(), strict=True)
                     )
                 elif entry[0] is _ENDED:
                     built.append(HandEnded(tuple(self.stacks.items())))
@@ -688,19 +702,50 @@ class Hand:
 
     def bet_or_raise_to(self, amount: int, *, seat: int | None = None) -> ActionTaken:
         """Make the actor's total bet this street ``amount`` (a bet, or a raise over a bet)."""
-        self.verify_bet_or_raise_to(amount, seat=seat)
         actors = self._actors
-        i = actors.popleft()
+        if not actors or (seat is not None and seat != self._order[actors[0]]) or type(amount) is not int:
+            self.verify_bet_or_raise_to(amount, seat=seat)  # raises, or accepts an int subclass
+        i = actors[0]
         bets = self._bets
         stacks = self._stacks
+        still_in = self._in
         current = self._current
+        # verify_bet_or_raise_to's checks in their common case, inlined; whenever one fails (or
+        # is not the common case) verify_bet_or_raise_to decides, and names the reason.
+        bet = bets[i]
+        all_in = stacks[i] + bet
+        raise_size = self._raise_size
+        cap = self._raise_cap
+        accepted = (
+            all_in > current
+            and (cap is None or self._raise_count < cap)
+            and current - bet >= raise_size
+            and not self._short_all_ins
+        )
+        if accepted:
+            for j in _AFTER[self._n][i]:
+                if still_in[j] and stacks[j] + bets[j] > current:
+                    break
+            else:
+                accepted = False  # nobody could answer the raise
+        if accepted:
+            low = current + (raise_size if raise_size > self._bet_size else self._bet_size)
+            if all_in < low:
+                low = all_in
+            limit = self._setup.limit
+            if limit is _NO_LIMIT:
+                accepted = low <= amount <= all_in
+            else:
+                accepted = low <= amount <= self._raise_bounds(i)[1]
+        if not accepted:
+            self.verify_bet_or_raise_to(amount, seat=seat)
+        actors.popleft()
         raise_by = amount - current
         put_in = amount - bets[i]
         bets[i] = amount
         stack = stacks[i] - put_in
         stacks[i] = stack
         self._current = amount
-        still_in = self._in
         # Everyone else still in with chips acts again, from the raiser's left.
         self._actors = deque([j for j in _AFTER[self._n][i] if still_in[j] and stacks[j]])
         self._last_opener = i
@@ -924,6 +969,15 @@ class Hand:
         self._stacks[i] += excess
         self._log.append((UncalledBetReturned, self._order[i], excess))
 
+    def _hole_of(self, i: int) -> tuple[Card, ...]:
+        """Player i's hole cards. The deal order of engine.fairness puts card r of player i at
+        deck position r * n + i."""
+        n = self._n
+        return self._deck[i : i + self._hole_count * n : n]
+
+    def _holes(self) -> tuple[tuple[Card, ...], ...]:
+        return tuple(self._hole_of(i) for i in range(self._n))
+
     def _begin_round(self) -> None:
         n = self._n
         bets = self._bets
@@ -956,9 +1010,17 @@ class Hand:
         contenders = list(compress(_RANGES[self._n], self._in))
         zero_stacks = list(compress(self._stacks, self._in)).count(0)
         runout = len(contenders) > 1 and len(contenders) - zero_stacks <= 1
-        if self._current:
+        current = self._current
+        if current:
             bets = self._bets
-            self._return_uncalled(bets)
+            if bets.count(current) == 1:
+                # Nobody matched the largest bet: the part above the second largest goes back.
+                i = bets.index(current)
+                bets[i] = 0
+                cutoff = max(bets)
+                bets[i] = cutoff
+                self._stacks[i] += current - cutoff
+                self._log.append((UncalledBetReturned, self._order[i], current - cutoff))
             self._contributions = list(map(add, self._contributions, bets))
             self._bets = [0] * self._n
             self._current = 0
@@ -982,6 +1044,11 @@ class Hand:
         street = STREETS[number]
         self._street = street
         start = self._board_len
+        if number == 1:
+            # After the hole cards: a burn and the flop, a burn and the turn, a burn and the river.
+            d = self._deck
+            b = self._n * self._hole_count
+            self._board = (d[b + 1], d[b + 2], d[b + 3], d[b + 5], d[b + 7])
         end = start + (3 if number == 1 else 1)
         self._board_len = end
         board = self._board
@@ -994,21 +1061,20 @@ class Hand:
 
     def _show_all(self, contenders: list[int]) -> None:
         self._face_up = True
-        self._log.append((_shown_hands, self._order, self._hole, contenders))
+        self._log.append((_shown_hands, self._order, self._deck, self._hole_count, contenders))
 
     def _showdown(self, contenders: list[int]) -> None:
         n = self._n
         stacks = self._stacks
-        hole = self._hole
         values: dict[int, int] = {}
-        if self._setup.game is _HOLDEM:
+        if self._hole_count == 2:
+            d = self._deck
             b0, b1, b2, b3, b4 = self._board
             for i in contenders:
-                h = hole[i]
-                values[i] = evaluate7(h[0], h[1], b0, b1, b2, b3, b4)
+                values[i] = evaluate7(d[i], d[i + n], b0, b1, b2, b3, b4)
         else:
             for i in contenders:
-                values[i] = evaluate_omaha(hole[i], self._board)
+                values[i] = evaluate_omaha(self._hole_of(i), self._board)
         pots = pot_levels(self._contributions, contenders, self._dead_money)
         if not self._face_up and not all(stacks[i] for i in contenders):
             # An all-in player is still in: every hand is tabled, nobody mucks (BET-4).
@@ -1027,12 +1093,17 @@ class Hand:
                     continue
                 if self._can_still_win(i, pots, shown, values):
                     shown.add(i)
-                    log.append((_cards_shown, order[i], hole[i], values[i]))
+                    log.append((_cards_shown, order[i], self._hole_of(i), values[i]))
                 else:
                     log.append((CardsMucked, order[i]))
+        value_of = values.__getitem__
         for index, (amount, eligible) in enumerate(pots):
-            best = max([values[i] for i in eligible if i in shown])
-            winners = tuple([i for i in eligible if i in shown and values[i] == best])
+            if self._face_up:
+                best = max(map(value_of, eligible))
+                winners = tuple([i for i in eligible if values[i] == best])
+            else:
+                best = max([values[i] for i in eligible if i in shown])
+                winners = tuple([i for i in eligible if i in shown and values[i] == best])
             if len(winners) == 1:
                 shares: tuple[int, ...] = (amount,)
                 stacks[winners[0]] += amount

@@ -17,8 +17,10 @@ every pot is split on its own, as a dealer splits each side pot (TDA).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 
 class PotError(ValueError):
@@ -81,11 +83,17 @@ def pot_levels(
     if len(levels) == 1:
         total = sum(contributions) + dead_money
         return [(total, tuple(contenders))] if total else []
+    # The chips under a level L are sum(min(c, L)): the contributions below L, whole, plus L
+    # for each contribution at or above it (prefix sums of the sorted contributions).
+    ordered = sorted(contributions)
+    prefix = [0, *accumulate(ordered)]
+    count = len(ordered)
     pots: list[tuple[int, tuple[int, ...]]] = []
     below = 0  # the chips under the previous level
     amount = dead_money
     for level in levels:
-        capped = sum([c if c < level else level for c in contributions])
+        under = bisect_left(ordered, level)
+        capped = prefix[under] + level * (count - under)
         amount += capped - below
         if amount:
             pots.append((amount, tuple([i for i in contenders if contributions[i] >= level])))
