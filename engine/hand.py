@@ -233,6 +233,12 @@ _NO_LIMIT, _POT_LIMIT, _FIXED_LIMIT = Limit.NO_LIMIT, Limit.POT_LIMIT, Limit.FIX
 _HOLDEM = Game.HOLDEM
 _SMALL, _BIG = BlindKind.SMALL, BlindKind.BIG
 
+# The slot setters of ActionTaken, for the hot paths that build one without a call.
+_new_event = object.__new__
+_set_seat, _set_street, _set_kind, _set_amount, _set_to_amount, _set_all_in, _set_timed_out = (
+    getattr(ActionTaken, name).__set__
+    for name in ("seat", "street", "kind", "amount", "to_amount", "all_in", "timed_out")
+)
 _SEAT_OF = attrgetter("seat")
 _STACK_OF = attrgetter("stack")
 # Deal orders by (seats dealt in, button): the same at a table every orbit, so kept (bounded).
@@ -326,7 +332,6 @@ class Hand:
     """
 
     __slots__ = (
-        "_acted",
         "_actors",
         "_bet_size",
         "_bets",
@@ -352,6 +357,7 @@ class Hand:
         "_raise_cap",
         "_raise_count",
         "_raise_size",
+        "_reopened_at",
         "_salt",
         "_setup",
         "_short_all_ins",
@@ -428,7 +434,7 @@ class Hand:
         self._street = _PREFLOP
         self._street_no = 0
         self._actors: deque[int] = deque()
-        self._acted: set[int] = set()
+        self._reopened_at = 0  # see _has_acted
         self._raise_size = 0
         self._raise_count = 0
         self._raise_cap: int | None = (
@@ -595,11 +601,18 @@ class Hand:
             raise NoBetToFold(f"seat {self._order[i]} faces no bet: check instead of folding")
         # The body of _fold, inlined: this is the hot path of every simulation.
         actors.popleft()
-        self._acted.add(i)
         self._in[i] = False
         live = self._live - 1
         self._live = live
-        event = new_action_taken(self._order[i], self._street, _FOLD, 0, bet, False, False)
+        # new_action_taken, inlined (see engine.events).
+        event: ActionTaken = _new_event(ActionTaken)
+        _set_seat(event, self._order[i])
+        _set_street(event, self._street)
+        _set_kind(event, _FOLD)
+        _set_amount(event, 0)
+        _set_to_amount(event, bet)
+        _set_all_in(event, False)
+        _set_timed_out(event, False)
         self._log.append(event)
         if live <= 1 or not actors:
             self._end_round()
@@ -620,21 +633,28 @@ class Hand:
             self._require_actor(seat)  # raises the reason
         # The body of _check_or_call, inlined: this is the hot path of every simulation.
         i = actors.popleft()
-        self._acted.add(i)
         stacks = self._stacks
         stack = stacks[i]
         bet = self._bets[i]
         amount = self._current - bet
         if amount > stack:
             amount = stack
+        # new_action_taken, inlined (see engine.events).
+        event: ActionTaken = _new_event(ActionTaken)
         if amount:
             bet += amount
             stack -= amount
             self._bets[i] = bet
             stacks[i] = stack
-            event = new_action_taken(self._order[i], self._street, _CALL, amount, bet, not stack, False)
+            _set_kind(event, _CALL)
         else:
-            event = new_action_taken(self._order[i], self._street, _CHECK, 0, bet, not stack, False)
+            _set_kind(event, _CHECK)
+        _set_seat(event, self._order[i])
+        _set_street(event, self._street)
+        _set_amount(event, amount)
+        _set_to_amount(event, bet)
+        _set_all_in(event, not stack)
+        _set_timed_out(event, False)
         self._log.append(event)
         if self._live <= 1 or not actors:
             self._end_round()
@@ -751,10 +771,8 @@ class Hand:
         self._last_opener = i
         if raise_by >= self._raise_size:
             # A full raise reopens the betting for everyone (BET-2).
-            self._acted = {i}
+            self._reopened_at = len(self._log)  # the raiser's event comes next
             self._raise_size = raise_by
-        else:
-            self._acted.add(i)
         self._raise_count += 1
         short = self._short_all_ins
         if stack:
@@ -830,7 +848,7 @@ class Hand:
                 f"seat {self._order[i]} faces {to_call} more, less than a full raise of {self._raise_size}:"
                 " call or fold"
             )
-        if self._short_all_ins and i in self._acted and sum(self._short_all_ins) < self._raise_size:
+        if self._short_all_ins and self._has_acted(i) and sum(self._short_all_ins) < self._raise_size:
             return BettingNotReopened(
                 f"seat {self._order[i]} already acted and only all-ins for less than a full raise followed:"
                 " call or fold"
@@ -842,6 +860,13 @@ class Hand:
         return NobodyToRaise(
             f"every other player still in is all-in: seat {self._order[i]} may only call or fold"
         )
+
+    def _has_acted(self, i: int) -> bool:
+        """Whether player ``i`` acted since the betting was last reopened: the round began or a
+        full raise was made (the raiser counts). Read from the log, which holds only this
+        round's actions from ``_reopened_at`` on, so the hot paths need not keep a set."""
+        seat = self._order[i]
+        return any(event.seat == seat for event in self._log[self._reopened_at :])
 
     def _raise_bounds(self, i: int) -> tuple[int, int]:
         current = self._current
@@ -860,7 +885,6 @@ class Hand:
 
     def _fold(self, *, timed_out: bool) -> ActionTaken:
         i = self._actors.popleft()
-        self._acted.add(i)
         self._in[i] = False
         self._live -= 1
         event = new_action_taken(self._order[i], self._street, _FOLD, 0, self._bets[i], False, timed_out)
@@ -871,7 +895,6 @@ class Hand:
 
     def _check_or_call(self, *, timed_out: bool) -> ActionTaken:
         i = self._actors.popleft()
-        self._acted.add(i)
         stacks = self._stacks
         stack = stacks[i]
         bet = self._bets[i]
@@ -985,10 +1008,11 @@ class Hand:
         still_in = self._in
         if self._street_no:
             opener = 0
-            # A player acts only with chips behind and something to play for: the second largest
-            # stack still in must not be zero (no bets yet on this street).
-            totals = sorted(compress(stacks, still_in))
-            actors = deque([j for j in _RINGS[n][0] if still_in[j] and stacks[j]] if totals[-2] else ())
+            # A player acts only with chips behind and something to play for: another player still
+            # in with chips (no bets yet on this street). Zero stacks are all-in players still in
+            # (see _end_round).
+            with_chips = self._live - stacks.count(0)
+            actors = deque([j for j in _RINGS[n][0] if still_in[j] and stacks[j]] if with_chips > 1 else ())
         else:
             opener = (self._index[self._setup.big_blind_seat] + 1) % n
             # As above, with the blinds: the second largest total (bet + chips behind) still in
@@ -998,7 +1022,7 @@ class Hand:
             actors = deque([j for j in _RINGS[n][opener] if still_in[j] and stacks[j] and second > bets[j]])
         self._last_opener = opener
         self._actors = actors
-        self._acted.clear()
+        self._reopened_at = len(self._log)
         self._raise_size = 0
         self._raise_count = 0
         self._short_all_ins.clear()
@@ -1007,9 +1031,10 @@ class Hand:
 
     def _end_round(self) -> None:
         self._actors.clear()
-        contenders = list(compress(_RANGES[self._n], self._in))
-        zero_stacks = list(compress(self._stacks, self._in)).count(0)
-        runout = len(contenders) > 1 and len(contenders) - zero_stacks <= 1
+        live = self._live
+        # A folded player always has chips (only a player with chips acts, and a fold moves
+        # none), so the zero stacks are the players still in who are all-in.
+        runout = live > 1 and live - self._stacks.count(0) <= 1
         current = self._current
         if current:
             bets = self._bets
@@ -1024,16 +1049,19 @@ class Hand:
             self._contributions = list(map(add, self._contributions, bets))
             self._bets = [0] * self._n
             self._current = 0
-        if len(contenders) == 1:
-            self._award_uncontested(contenders[0])
+        if live == 1:
+            self._award_uncontested(self._in.index(True))
             return
-        if runout and not self._face_up:
-            self._show_all(contenders)
         if runout:
+            contenders = list(compress(_RANGES[self._n], self._in))
+            if not self._face_up:
+                self._show_all(contenders)
             while self._street_no < 3:
                 self._deal_next_street()
-        if self._street_no == 3:
             self._showdown(contenders)
+            return
+        if self._street_no == 3:
+            self._showdown(list(compress(_RANGES[self._n], self._in)))
             return
         self._deal_next_street()
         self._begin_round()
