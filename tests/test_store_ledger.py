@@ -274,6 +274,34 @@ async def test_database_refuses_a_transaction_that_does_not_sum_to_zero(store: S
     assert await store.ledger.balance(player_account("raw")) == 1_000
 
 
+async def test_database_checks_the_zero_sum_after_every_insert_of_entries(store: Store) -> None:
+    """Since migration 0006 a transaction's entries must sum to zero after each INSERT statement
+    (plus the check at commit), so one entry per statement is refused even inside one database
+    transaction that would balance by its end."""
+    await store.ledger.post([deposit("late", 1_000, "late:d")])
+    sql = """WITH t AS (INSERT INTO ledger_transactions (idempotency_key, reason)
+                        VALUES ('late:split', 'deposit') RETURNING id)
+             INSERT INTO ledger_entries (transaction_id, account, amount) SELECT id, 'cashier', -5 FROM t"""
+    with pytest.raises(asyncpg.exceptions.CheckViolationError, match="unbalanced: 1 entries summing to -5"):
+        async with store.pool.acquire() as conn, conn.transaction():
+            await conn.execute(sql)
+            await conn.execute("INSERT INTO ledger_entries (transaction_id, account, amount) "
+                               "SELECT id, 'player:late', 5 FROM ledger_transactions "
+                               "WHERE idempotency_key = 'late:split'")
+    assert await store.ledger.balance(player_account("late")) == 1_000
+    assert (await store.ledger.check()).ok
+
+
+async def test_database_refuses_an_account_name_that_does_not_match_its_kind(store: Store) -> None:
+    refused = [("pool:x", "player"), ("player:", "player"), ("ticket:t1", "ticket"), ("bank", "house")]
+    for name, kind in refused:
+        with pytest.raises(asyncpg.exceptions.CheckViolationError, match="does not match its kind"):
+            await _raw(store, "INSERT INTO accounts (name, kind) VALUES ($1, $2)", name, kind)
+    await _raw(store, "INSERT INTO accounts (name, kind) VALUES ('ticket:t1:p1', 'ticket')")
+    with pytest.raises(asyncpg.exceptions.CheckViolationError, match="does not match its kind"):
+        await _raw(store, "UPDATE accounts SET kind = 'pool' WHERE name = 'ticket:t1:p1'")
+
+
 async def test_database_refuses_a_negative_player_balance(store: Store) -> None:
     await store.ledger.post([deposit("neg", 100)])
     sql = """WITH t AS (INSERT INTO ledger_transactions (idempotency_key, reason)

@@ -19,8 +19,9 @@ Promises of ``Ledger.post``:
   anyway are retried. The locks are held only while the statement runs (plus the caller's
   transaction, if any), which is what keeps a rush on one pool fast.
 
-The database enforces the invariants independently of this module (see migrations/0001_ledger.sql):
-zero-sum transactions at commit, balance = sum of entries, no negative balances, append-only.
+The database enforces the invariants independently of this module (migrations/0001_ledger.sql,
+made cheaper by 0006_ledger_post_fast.sql): zero-sum transactions (after every INSERT of entries and
+at commit), balance = sum of entries, no negative balances, append-only.
 """
 
 from __future__ import annotations
