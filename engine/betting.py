@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from operator import attrgetter
 
 MIN_TABLE_SIZE = 2
 MAX_TABLE_SIZE = 10
@@ -118,6 +119,62 @@ class HandSetup:
 
     def validate(self) -> None:
         """Raise ``HandSetupError`` naming the first thing that makes this setup unplayable."""
+        self.validated_seat_numbers()
+
+    def validated_seat_numbers(self) -> tuple[int, ...]:
+        """``validate()``, then the seat numbers dealt in (``seat_numbers()``): the hand engine
+        needs both for every hand, so one pass over the seats gives them.
+
+        The common case is one strict pass (exact int types, seats strictly ascending); anything
+        it does not accept goes through the full checks, which name the first problem (or accept
+        what the strict pass was too strict for, such as an int subclass)."""
+        size = self.table_size
+        seats = self.seats
+        if type(size) is not int or not MIN_TABLE_SIZE <= size <= MAX_TABLE_SIZE or len(seats) < 2:
+            self._validate_fully()
+            return self.seat_numbers()
+        previous = 0
+        for seat in seats:
+            number = seat.seat
+            stack = seat.stack
+            if type(number) is not int or not previous < number <= size or type(stack) is not int:
+                break
+            if stack <= 0 or not seat.player:
+                break
+            previous = number
+        else:
+            numbers = tuple(map(_SEAT_OF, seats))
+            button = self.button
+            big_seat = self.big_blind_seat
+            small_seat = self.small_blind_seat
+            big = self.big_blind
+            small = self.small_blind
+            ante = self.ante
+            game = self.game
+            if (
+                len(set(map(_PLAYER_OF, seats))) == len(seats)
+                and type(button) is int
+                and 1 <= button <= size
+                and big_seat in numbers
+                and big_seat != button
+                and (small_seat is None or (small_seat in numbers and small_seat != big_seat and small))
+                and type(big) is int
+                and big > 0
+                and type(small) is int
+                and 0 <= small <= big
+                and type(ante) is int
+                and ante >= 0
+                and (ante > 0) == (self.ante_kind is not AnteKind.NONE)
+                and isinstance(self.limit, Limit)
+                and isinstance(game, Game)
+                and (2 if game is Game.HOLDEM else 4) * len(seats) + 8 <= 52
+            ):
+                return numbers
+        self._validate_fully()
+        return self.seat_numbers()
+
+    def _validate_fully(self) -> None:
+        """``validate``, check by check in the documented order, naming the first problem."""
         if not isinstance(self.table_size, int) or not MIN_TABLE_SIZE <= self.table_size <= MAX_TABLE_SIZE:
             raise HandSetupError(
                 f"table_size must be {MIN_TABLE_SIZE}..{MAX_TABLE_SIZE}, got {self.table_size!r}"
@@ -125,30 +182,6 @@ class HandSetup:
         if len(self.seats) < 2:
             raise HandSetupError(f"a hand needs at least 2 players dealt in, got {len(self.seats)}")
         numbers = [seat.seat for seat in self.seats]
-        if not self._seats_look_valid():
-            self._validate_seats(numbers)
-        players = [seat.player for seat in self.seats]
-        if len(set(players)) != len(players):
-            raise HandSetupError(f"a player can hold only one seat in a hand, got {players}")
-        self._validate_positions_and_stakes(numbers)
-
-    def _seats_look_valid(self) -> bool:
-        """A cheap, strictly stronger form of the seat checks of ``_validate_seats`` (exact
-        types, seats strictly ascending): it runs for every hand; when it says no, the full
-        checks name the problem (or accept what it was too strict for, e.g. an int subclass)."""
-        previous = 0
-        size = self.table_size
-        for seat in self.seats:
-            number = seat.seat
-            stack = seat.stack
-            if type(number) is not int or not previous < number <= size or type(stack) is not int:
-                return False
-            if stack <= 0 or not seat.player:
-                return False
-            previous = number
-        return True
-
-    def _validate_seats(self, numbers: list[int]) -> None:
         for seat in self.seats:
             if not isinstance(seat.seat, int) or not 1 <= seat.seat <= self.table_size:
                 raise HandSetupError(f"seat numbers are 1..{self.table_size}, got {seat.seat!r}")
@@ -158,8 +191,9 @@ class HandSetup:
                 raise HandSetupError(f"seat {seat.seat}: the player id is empty")
         if numbers != sorted(set(numbers)):
             raise HandSetupError(f"seats must be distinct and in ascending order, got {numbers}")
-
-    def _validate_positions_and_stakes(self, numbers: list[int]) -> None:
+        players = [seat.player for seat in self.seats]
+        if len(set(players)) != len(players):
+            raise HandSetupError(f"a player can hold only one seat in a hand, got {players}")
         if not isinstance(self.button, int) or not 1 <= self.button <= self.table_size:
             raise HandSetupError(f"the button is a seat 1..{self.table_size}, got {self.button!r}")
         if self.big_blind_seat not in numbers:
@@ -202,6 +236,10 @@ class HandSetup:
 
     def seat_numbers(self) -> tuple[int, ...]:
         return tuple(seat.seat for seat in self.seats)
+
+
+_SEAT_OF = attrgetter("seat")
+_PLAYER_OF = attrgetter("player")
 
 
 def _is_chip_count(value: object) -> bool:

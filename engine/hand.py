@@ -239,7 +239,6 @@ _set_seat, _set_street, _set_kind, _set_amount, _set_to_amount, _set_all_in, _se
     getattr(ActionTaken, name).__set__
     for name in ("seat", "street", "kind", "amount", "to_amount", "all_in", "timed_out")
 )
-_SEAT_OF = attrgetter("seat")
 _STACK_OF = attrgetter("stack")
 # Deal orders by (seats dealt in, button): the same at a table every orbit, so kept (bounded).
 _SEATINGS: dict[tuple[tuple[int, ...], int], tuple[tuple[int, ...], int, dict[int, int]]] = {}
@@ -261,8 +260,14 @@ def _seating(numbers: tuple[int, ...], button: int) -> tuple[tuple[int, ...], in
 
 
 # Markers of the compact log (see ``Hand.events``) for entries built from the hand's own state.
-_HOLES: object = object()  # every seat's HoleCardsDealt, in deal order
-_ENDED: object = object()  # HandEnded with the finishing stacks
+# Shared entries, so logging them allocates nothing.
+_STARTED = (object(),)  # HandStarted, then DeckSealed
+_HOLES = (object(),)  # every seat's HoleCardsDealt, in deal order
+_FINISHED = (object(),)  # DeckRevealed, then HandEnded with the finishing stacks
+
+
+def _street_dealt(street: Street, board: tuple[Card, ...], start: int, end: int) -> StreetDealt:
+    return StreetDealt(street, board[start:end], board[:end])
 
 
 def _cards_shown(seat: int, cards: tuple[Card, ...], value: int) -> CardsShown:
@@ -383,9 +388,8 @@ class Hand:
         just the cards the hand can use, in deal order (``deck_for`` builds one). Raises
         ``HandSetupError`` for an unplayable setup or deck.
         """
-        setup.validate()
         seats = setup.seats
-        order, k, index = _seating(tuple(map(_SEAT_OF, seats)), setup.button)
+        order, k, index = _seating(setup.validated_seat_numbers(), setup.button)
         n = len(order)
         hole_count = 2 if setup.game is _HOLDEM else 4
         size = n * hole_count + 8
@@ -446,11 +450,11 @@ class Hand:
         self._face_up = False
         self._over = False
         # The compact log: built events, or (constructor, *arguments) tuples built on demand.
-        self._log: list[Any] = [(HandStarted, setup, self._commitment), (DeckSealed, self._deck, salt)]
+        self._log: list[Any] = [_STARTED]
         self._built: list[HandEvent] = []
         self._built_upto = 0
         self._post_forced_bets()
-        self._log.append((_HOLES,))
+        self._log.append(_HOLES)
         self._begin_round()
 
     # ------------------------------------------------------------------ queries
@@ -538,12 +542,16 @@ class Hand:
             for entry in log[self._built_upto :]:
                 if type(entry) is not tuple:
                     built.append(entry)
-                elif entry[0] is _HOLES:
+                elif entry is _STARTED:
+                    built.append(HandStarted(self._setup, self._commitment))
+                    built.append(DeckSealed(self._deck, self._salt))
+                elif entry is _HOLES:
                     built.extend(
                         HoleCardsDealt(seat, cards)
                         for seat, cards in zip(self._order, self._holes(), strict=True)
                     )
-                elif entry[0] is _ENDED:
+                elif entry is _FINISHED:
+                    built.append(DeckRevealed(self._deck, self._salt, self._commitment))
                     built.append(HandEnded(tuple(self.stacks.items())))
                 else:
                     built.append(entry[0](*entry[1:]))
@@ -742,9 +750,12 @@ class Hand:
             and current - bet >= raise_size
             and not self._short_all_ins
         )
+        # Everyone else still in with chips acts again after a raise; one of them must be able
+        # to answer it (a player without chips behind has a bet of at most ``current``).
+        responders = [j for j in _AFTER[self._n][i] if still_in[j] and stacks[j]]
         if accepted:
-            for j in _AFTER[self._n][i]:
-                if still_in[j] and stacks[j] + bets[j] > current:
+            for j in responders:
+                if stacks[j] + bets[j] > current:
                     break
             else:
                 accepted = False  # nobody could answer the raise
@@ -767,7 +778,7 @@ class Hand:
         stacks[i] = stack
         self._current = amount
         # Everyone else still in with chips acts again, from the raiser's left.
-        self._actors = deque([j for j in _AFTER[self._n][i] if still_in[j] and stacks[j]])
+        self._actors = deque(responders)
         self._last_opener = i
         if raise_by >= self._raise_size:
             # A full raise reopens the betting for everyone (BET-2).
@@ -1015,11 +1026,10 @@ class Hand:
             actors = deque([j for j in _RINGS[n][0] if still_in[j] and stacks[j]] if with_chips > 1 else ())
         else:
             opener = (self._index[self._setup.big_blind_seat] + 1) % n
-            # As above, with the blinds: the second largest total (bet + chips behind) still in
-            # must exceed the player's bet.
-            totals = sorted(map(add, compress(bets, still_in), compress(stacks, still_in)))
-            second = totals[-2]
-            actors = deque([j for j in _RINGS[n][opener] if still_in[j] and stacks[j] and second > bets[j]])
+            # As above, with the blinds: the second largest total (bet + chips behind) must exceed
+            # the player's bet. Nobody has folded yet.
+            second = sorted(map(add, bets, stacks))[-2]
+            actors = deque([j for j in _RINGS[n][opener] if stacks[j] and second > bets[j]])
         self._last_opener = opener
         self._actors = actors
         self._reopened_at = len(self._log)
@@ -1080,7 +1090,7 @@ class Hand:
         end = start + (3 if number == 1 else 1)
         self._board_len = end
         board = self._board
-        self._log.append((StreetDealt, street, board[start:end], board[:end]))
+        self._log.append((_street_dealt, street, board, start, end))
         big_blind = self._setup.big_blind
         limit = self._setup.limit
         if limit is _FIXED_LIMIT:
@@ -1103,8 +1113,15 @@ class Hand:
         else:
             for i in contenders:
                 values[i] = evaluate_omaha(self._hole_of(i), self._board)
-        pots = pot_levels(self._contributions, contenders, self._dead_money)
-        if not self._face_up and not all(stacks[i] for i in contenders):
+        contributions = self._contributions
+        top = max(contributions)
+        if min(map(contributions.__getitem__, contenders)) == top:
+            # Everyone still in put in the same, and nobody more: one pot (as pot_levels says).
+            pots = [(sum(contributions) + self._dead_money, tuple(contenders))]
+        else:
+            pots = pot_levels(contributions, contenders, self._dead_money)
+        # The zero stacks are players still in who are all-in (see _end_round).
+        if not self._face_up and 0 in stacks:
             # An all-in player is still in: every hand is tabled, nobody mucks (BET-4).
             self._show_all(contenders)
         log = self._log
@@ -1125,8 +1142,9 @@ class Hand:
                 else:
                     log.append((CardsMucked, order[i]))
         value_of = values.__getitem__
+        face_up = self._face_up
         for index, (amount, eligible) in enumerate(pots):
-            if self._face_up:
+            if face_up:
                 best = max(map(value_of, eligible))
                 winners = tuple([i for i in eligible if values[i] == best])
             else:
@@ -1167,8 +1185,7 @@ class Hand:
     def _finish(self) -> None:
         self._over = True
         self._actors.clear()
-        self._log.append((DeckRevealed, self._deck, self._salt, self._commitment))
-        self._log.append((_ENDED,))
+        self._log.append(_FINISHED)
 
     def _contender_seats(self) -> tuple[int, ...]:
         return tuple(compress(self._order, self._in))
