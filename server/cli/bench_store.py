@@ -16,6 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="ledger transactions per ledger measurement (default 3000)")
     parser.add_argument("--connections", type=int, default=8,
                         help="connections for the concurrent measurements (default 8)")
+    parser.add_argument("--writer-callers", type=int, default=200,
+                        help="concurrent callers posting through the group-commit LedgerWriter (default 200)")
     parser.add_argument("--batch", type=int, default=100,
                         help="transfers per post in the batched measurement (default 100)")
     parser.add_argument("--tables", type=int, default=1000, help="tables per snapshot batch (default 1000)")

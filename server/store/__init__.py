@@ -6,6 +6,8 @@ the migrations and yields a ``Store`` whose parts share one pool:
 
 - ``store.ledger``       (``ledger.py``)      double-entry money: ``post(transfers) -> PostResult``,
   ``balance``, ``balances``, ``check``; the database itself enforces the invariants.
+- ``store.ledger_writer`` (``ledger_writer.py``) the same ``post`` with group commit: concurrent
+  callers share one database transaction, each still gets its own result or typed error.
 - ``store.players``      (``players.py``)     players and operators, tokens kept as SHA-256.
 - ``store.tournaments``  (``tournaments.py``) definitions, status machine, registrations and the
   waiting list, entries, rebuys, results; money attached to a record commits with it.

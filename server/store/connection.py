@@ -17,6 +17,7 @@ import asyncpg
 from server.store.embedded import DEFAULT_DATA_DIR, EmbeddedPostgres, database_url_from_env
 from server.store.histories import HandHistories
 from server.store.ledger import Ledger
+from server.store.ledger_writer import LedgerWriter
 from server.store.migrations import MigrationReport, apply_migrations
 from server.store.players import Players
 from server.store.snapshots import Snapshots
@@ -31,7 +32,8 @@ EMBEDDED_START_TIMEOUT_S = 120.0
 
 @dataclass(frozen=True, slots=True)
 class Store:
-    """The store's parts, sharing one pool. ``url`` is where it is connected."""
+    """The store's parts, sharing one pool. ``url`` is where it is connected. ``ledger_writer``
+    posts like ``ledger`` with group commit (one per process, shared by every caller)."""
 
     url: str
     pool: asyncpg.Pool
@@ -41,6 +43,7 @@ class Store:
     tournaments: Tournaments
     snapshots: Snapshots
     histories: HandHistories
+    ledger_writer: LedgerWriter
 
 
 async def connect_pool(url: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
@@ -82,16 +85,23 @@ async def open_store(
                     report = await apply_migrations(conn)
             else:
                 report = MigrationReport((), 0)
-            yield Store(
-                url=url,
-                pool=pool,
-                migrations=report,
-                ledger=Ledger(pool),
-                players=Players(pool),
-                tournaments=Tournaments(pool),
-                snapshots=Snapshots(pool),
-                histories=HandHistories(pool),
-            )
+            ledger = Ledger(pool)
+            writer = LedgerWriter(ledger)
+            try:
+                yield Store(
+                    url=url,
+                    pool=pool,
+                    migrations=report,
+                    ledger=ledger,
+                    players=Players(pool),
+                    tournaments=Tournaments(pool),
+                    snapshots=Snapshots(pool),
+                    histories=HandHistories(pool),
+                    ledger_writer=writer,
+                )
+            finally:
+                # Answer every post handed to the writer before the pool goes.
+                await asyncio.wait_for(writer.close(), CLOSE_TIMEOUT_S)
         finally:
             await asyncio.wait_for(pool.close(), CLOSE_TIMEOUT_S)
     finally:
