@@ -146,32 +146,33 @@ async def _bench(store: Store, args: argparse.Namespace) -> None:
     owners = [f"w{run}-{i}" for i in range(2 * callers)]
     await store.ledger.post([Transfer(CASHIER, player_account(p), 10**12, f"bench:{run}:fund:{p}",
                                       Reason.DEPOSIT) for p in owners])
-    writer = LedgerWriter(store.ledger)
+    ledger_writer = LedgerWriter(store.ledger)
 
     async def caller(batches: Sequence[Sequence[Transfer]]) -> None:
         for batch in batches:
-            await writer.post(batch)
+            await ledger_writer.post(batch)
 
-    work = [[[t] for t in pair_transfers(f"writer{c}", owners[2 * c], owners[2 * c + 1], per_caller)]
-            for c in range(callers)]
-    elapsed = await _timed(asyncio.gather(*(caller(w) for w in work)))
+    singles = [[[t] for t in pair_transfers(f"writer{c}", owners[2 * c], owners[2 * c + 1], per_caller)]
+               for c in range(callers)]
+    elapsed = await _timed(asyncio.gather(*(caller(w) for w in singles)))
     total = per_caller * callers
     _line(f"ledger, {callers} callers, 1 transfer each, via LedgerWriter", total / elapsed,
-          "transactions/s", f"{total} in {elapsed:.2f} s, {writer.batches_written} database transactions")
+          "transactions/s",
+          f"{total} in {elapsed:.2f} s, {ledger_writer.batches_written} database transactions")
 
-    writes_before = writer.batches_written
-    rush = [[[Transfer(player_account(p), pool_account(tid), 1000, f"bench:{run}:wrush:{p}:{i}:buy-in",
-                       Reason.BUY_IN),
-              Transfer(player_account(p), HOUSE, 100, f"bench:{run}:wrush:{p}:{i}:fee", Reason.FEE)]
-             for i in range(max(1, per_caller // 2))]
-            for p in owners[:callers]]
-    elapsed = await _timed(asyncio.gather(*(caller(w) for w in rush)))
-    registrations = sum(len(w) for w in rush)
+    writes_before = ledger_writer.batches_written
+    rushes = [[[Transfer(player_account(p), pool_account(tid), 1000, f"bench:{run}:wrush:{p}:{i}:buy-in",
+                         Reason.BUY_IN),
+                Transfer(player_account(p), HOUSE, 100, f"bench:{run}:wrush:{p}:{i}:fee", Reason.FEE)]
+               for i in range(max(1, per_caller // 2))]
+              for p in owners[:callers]]
+    elapsed = await _timed(asyncio.gather(*(caller(w) for w in rushes)))
+    registrations = sum(len(w) for w in rushes)
     _line(f"ledger, {callers} callers, buy-in+fee into one pool, via LedgerWriter",
           2 * registrations / elapsed, "transactions/s",
           f"{registrations} registrations in {elapsed:.2f} s, "
-          f"{writer.batches_written - writes_before} database transactions")
-    await writer.close()
+          f"{ledger_writer.batches_written - writes_before} database transactions")
+    await ledger_writer.close()
 
     report = await store.ledger.check()
     print(f"ledger check after the benchmark: {'ok' if report.ok else 'BROKEN'} "
