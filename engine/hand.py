@@ -485,19 +485,26 @@ class Hand:
     def board(self) -> tuple[Card, ...]:
         return self._board[: self._board_len]
 
+    def _by_seat(self, values: Sequence[int]) -> dict[int, int]:
+        """Seat -> value for ``values`` in deal order, in ascending seat order: deal order is the
+        seats rotated so that the first after the button comes first; rotate them back."""
+        seats = self._order
+        lowest = seats.index(min(seats))
+        return dict(zip(seats[lowest:] + seats[:lowest], [*values[lowest:], *values[:lowest]], strict=True))
+
     @property
     def stacks(self) -> dict[int, int]:
         """Seat -> chips behind (not counting chips bet this street), ascending seat order."""
-        return {seat: self._stacks[self._index[seat]] for seat in sorted(self._order)}
+        return self._by_seat(self._stacks)
 
     @property
     def bets(self) -> dict[int, int]:
         """Seat -> chips bet on the current street and not yet collected."""
-        return {seat: self._bets[self._index[seat]] for seat in sorted(self._order)}
+        return self._by_seat(self._bets)
 
     @property
     def starting_stacks(self) -> dict[int, int]:
-        return {seat: self._starting[self._index[seat]] for seat in sorted(self._order)}
+        return self._by_seat(self._starting)
 
     def finishing_stacks(self) -> dict[int, int]:
         """Seat -> stack after the hand; raises ``HandInProgress`` before the hand is over."""
@@ -581,7 +588,7 @@ class Hand:
         call = self._current - self._bets[i]
         if call > stack:
             call = stack
-        if self._raise_refusal(i) is None:
+        if self._may_raise(i):
             low, high = self._raise_bounds(i)
             return _new_legal_actions(self._order[i], call > 0, call == 0, call, low, high)
         return _new_legal_actions(self._order[i], call > 0, call == 0, call, None, None)
@@ -834,6 +841,28 @@ class Hand:
 
     def _call_amount(self, i: int) -> int:
         return min(self._stacks[i], self._current - self._bets[i])
+
+    def _may_raise(self, i: int) -> bool:
+        """``_raise_refusal(i) is None``, without building the refusal."""
+        current = self._current
+        bets = self._bets
+        stacks = self._stacks
+        to_call = current - bets[i]
+        if stacks[i] <= to_call or to_call < self._raise_size:
+            return False
+        cap = self._raise_cap
+        if cap is not None and self._raise_count >= cap:
+            return False
+        if self._short_all_ins and self._has_acted(i) and sum(self._short_all_ins) < self._raise_size:
+            return False
+        still_in = self._in
+        # A loop rather than any(): no generator to set up on this hot path.
+        for j in _AFTER[self._n][i]:
+            if still_in[j] and stacks[j] + bets[j] > current:
+                break
+        else:
+            return False
+        return True
 
     def _raise_refusal(self, i: int) -> RaiseNotAllowed | None:
         """Why player ``i`` may not bet or raise now (``None``: they may), as pokerkit decides."""

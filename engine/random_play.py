@@ -11,6 +11,7 @@ legal actions once per decision and draws at most two random numbers.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -36,12 +37,34 @@ class Choice:
 
     def apply(self, hand: Hand) -> ActionTaken:
         """Play this choice on ``hand`` (as the seat it was chosen for)."""
-        if self.kind is ChoiceKind.FOLD:
+        kind = self.kind
+        if kind is _FOLD:
             return hand.fold(seat=self.seat)
-        if self.kind is ChoiceKind.CHECK_OR_CALL:
+        if kind is _CHECK_OR_CALL:
             return hand.check_or_call(seat=self.seat)
         assert self.amount is not None
         return hand.bet_or_raise_to(self.amount, seat=self.seat)
+
+
+def _choice_factory() -> Callable[[int, ChoiceKind, int | None], Choice]:
+    """``Choice(seat, kind, amount)`` built through the slot descriptors, as the hand engine
+    builds its events (the frozen dataclass ``__init__`` costs a call per field)."""
+    new = object.__new__
+    cls = Choice
+    set_seat, set_kind, set_amount = (getattr(cls, name).__set__ for name in ("seat", "kind", "amount"))
+
+    def new_choice(seat: int, kind: ChoiceKind, amount: int | None) -> Choice:
+        choice: Choice = new(cls)
+        set_seat(choice, seat)
+        set_kind(choice, kind)
+        set_amount(choice, amount)
+        return choice
+
+    return new_choice
+
+
+_new_choice = _choice_factory()
+_FOLD, _CHECK_OR_CALL, _BET_OR_RAISE = ChoiceKind.FOLD, ChoiceKind.CHECK_OR_CALL, ChoiceKind.BET_OR_RAISE
 
 
 def _raise_to(low: int, high: int, rng: random.Random) -> int:
@@ -61,19 +84,36 @@ def choose_action(hand: Hand, rng: random.Random) -> Choice:
     if legal.can_check:
         # never fold for free: a random fold with nothing to call only shortens showdowns
         if low is not None and high is not None and roll < 0.3:
-            return Choice(legal.seat, ChoiceKind.BET_OR_RAISE, _raise_to(low, high, rng))
-        return Choice(legal.seat, ChoiceKind.CHECK_OR_CALL)
+            return _new_choice(legal.seat, _BET_OR_RAISE, _raise_to(low, high, rng))
+        return _new_choice(legal.seat, _CHECK_OR_CALL, None)
     if roll < 0.45:
-        return Choice(legal.seat, ChoiceKind.FOLD)
+        return _new_choice(legal.seat, _FOLD, None)
     if low is not None and high is not None and roll < 0.6:
-        return Choice(legal.seat, ChoiceKind.BET_OR_RAISE, _raise_to(low, high, rng))
-    return Choice(legal.seat, ChoiceKind.CHECK_OR_CALL)
+        return _new_choice(legal.seat, _BET_OR_RAISE, _raise_to(low, high, rng))
+    return _new_choice(legal.seat, _CHECK_OR_CALL, None)
 
 
 def play_random_hand(hand: Hand, rng: random.Random) -> int:
-    """Play ``hand`` to the end with random legal actions; returns how many actions were taken."""
+    """Play ``hand`` to the end with random legal actions; returns how many actions were taken.
+
+    The very choices ``choose_action`` makes (same random draws), played directly: no ``Choice``
+    values in between."""
     count = 0
+    draw = rng.random
     while not hand.is_over:
-        choose_action(hand, rng).apply(hand)
+        legal = hand.legal_actions()
+        roll = draw()
+        low, high = legal.min_raise_to, legal.max_raise_to
+        if legal.can_check:
+            if low is not None and high is not None and roll < 0.3:
+                hand.bet_or_raise_to(_raise_to(low, high, rng))
+            else:
+                hand.check_or_call()
+        elif roll < 0.45:
+            hand.fold()
+        elif low is not None and high is not None and roll < 0.6:
+            hand.bet_or_raise_to(_raise_to(low, high, rng))
+        else:
+            hand.check_or_call()
         count += 1
     return count
