@@ -10,6 +10,8 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.tournament.transfers import (
     CASHIER,
@@ -23,7 +25,7 @@ from engine.tournament.transfers import (
 from server.store.connection import Store, open_store
 from server.store.databases import create_database, drop_database
 from server.store.errors import DuplicateKey, IdempotencyConflict, InsufficientFunds
-from server.store.ledger import Ledger, PostResult
+from server.store.ledger import Ledger, PostResult, first_shortfall
 from server.store.ledger_writer import LedgerWriter
 
 
@@ -191,3 +193,63 @@ async def test_a_database_failure_reaches_every_caller(postgres_server_url: str)
         assert all(isinstance(r, asyncpg.exceptions.InterfaceError) for r in results), results
     finally:
         await drop_database(postgres_server_url, url)
+
+
+WRITER_ROUNDS = st.lists(
+    st.lists(st.tuples(st.sampled_from(["a", "b", "pool", HOUSE]), st.sampled_from(["a", "b", "pool", HOUSE]),
+                       st.integers(1, 400)), min_size=1, max_size=3),
+    min_size=1, max_size=12)
+
+
+def test_concurrent_callers_get_what_posting_one_by_one_in_arrival_order_gives(
+        postgres_server_url: str) -> None:
+    """Random batches (some overdraw) handed to the writer at once: each caller's outcome, and the
+    balances, are those of posting the batches one at a time in arrival order (a plain model)."""
+    loop = asyncio.new_event_loop()
+    url = loop.run_until_complete(create_database(postgres_server_url, "feltd_test_ledger_writer_h"))
+    opened = open_store(url, max_size=3)
+    store = loop.run_until_complete(opened.__aenter__())
+    examples = iter(range(10**6))
+
+    async def scenario(batches: list[list[tuple[str, str, int]]]) -> None:
+        run = next(examples)
+
+        def account(short: str) -> str:
+            return {"a": player_account(f"{run}a"), "b": player_account(f"{run}b"),
+                    "pool": pool_account(f"{run}t")}.get(short, short)
+
+        await store.ledger.post([deposit(f"{run}a", 500, f"wh:{run}:seed")])
+        model = {account("a"): 500, account("b"): 0, account("pool"): 0,
+                 HOUSE: await store.ledger.balance(HOUSE)}
+        posts = [[Transfer(account(s), account(t), amount, f"wh:{run}:{b}:{i}", Reason.DEAL)
+                  for i, (s, t, amount) in enumerate(batch) if s != t] for b, batch in enumerate(batches)]
+        posts = [p for p in posts if p]
+        writer = LedgerWriter(store.ledger)
+        outcomes = await asyncio.gather(*(writer.post(p) for p in posts), return_exceptions=True)
+        await writer.close()
+        for b, (transfers, outcome) in enumerate(zip(posts, outcomes, strict=True)):
+            refusal = first_shortfall(transfers, model)
+            if refusal is not None:
+                assert isinstance(outcome, InsufficientFunds), f"batch {b}: model refuses it, got {outcome!r}"
+                got_refusal = (outcome.account, outcome.idempotency_key)
+                assert got_refusal == (refusal.account, refusal.idempotency_key), f"batch {b}: {got_refusal}"
+                continue
+            assert isinstance(outcome, PostResult), f"batch {b}: the model accepts it, got {outcome!r}"
+            for name, delta in net_by_account(transfers).items():
+                model[name] = model.get(name, 0) + delta
+        got = await store.ledger.balances(model)
+        assert got == model, f"expected {model}, got {got}"
+
+    @settings(max_examples=60, deadline=None)
+    @given(WRITER_ROUNDS)
+    def check(batches: list[list[tuple[str, str, int]]]) -> None:
+        loop.run_until_complete(scenario(batches))
+
+    try:
+        check()
+        report = loop.run_until_complete(store.ledger.check())
+        assert report.ok, report.problems
+    finally:
+        loop.run_until_complete(opened.__aexit__(None, None, None))
+        loop.run_until_complete(drop_database(postgres_server_url, url))
+        loop.close()
