@@ -1057,7 +1057,9 @@ class Hand:
             opener = (self._index[self._setup.big_blind_seat] + 1) % n
             # As above, with the blinds: the second largest total (bet + chips behind) must exceed
             # the player's bet. Nobody has folded yet.
-            second = sorted(map(add, bets, stacks))[-2]
+            # Without antes, everyone's total is still their starting stack.
+            totals = self._starting if self._setup.ante_kind is _NO_ANTE else map(add, bets, stacks)
+            second = sorted(totals)[-2]
             actors = deque([j for j in _RINGS[n][opener] if stacks[j] and second > bets[j]])
         self._last_opener = opener
         self._actors = actors
