@@ -73,7 +73,8 @@ async def _server_latency(store: Store) -> None:
         synchronous = await conn.fetchval("SHOW synchronous_commit")
     print(f"server: round trip {1000 * round_trip:.3f} ms, durable commit {1000 * commit:.3f} ms "
           f"(synchronous_commit={synchronous}); one connection posting one transfer at a time is "
-          "bounded by the commit, a rush on one account by the commit too (its lock is held until then)")
+          "bounded by the commit, a rush on one account by the commit too (its lock is held until then); "
+          "callers sharing the LedgerWriter share one commit per batch")
 
 
 async def _bench(store: Store, args: argparse.Namespace) -> None:

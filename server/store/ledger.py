@@ -19,6 +19,10 @@ Promises of ``Ledger.post``:
   anyway are retried. The locks are held only while the statement runs (plus the caller's
   transaction, if any), which is what keeps a rush on one pool fast.
 
+Many concurrent callers posting small batches should share ``server.store.ledger_writer.LedgerWriter``
+(``store.ledger_writer``): the same promises per caller, one database transaction and one durable
+commit for whatever arrives together.
+
 The database enforces the invariants independently of this module (migrations/0001_ledger.sql,
 made cheaper by 0006_ledger_post_fast.sql): zero-sum transactions (after every INSERT of entries and
 at commit), balance = sum of entries, no negative balances, append-only.
