@@ -142,7 +142,7 @@ async def _bench(store: Store, args: argparse.Namespace) -> None:
 
     # The coordinators' and table actors' way: many callers at once, each awaiting its own post,
     # through the group-commit writer (one database transaction for whatever arrives together).
-    callers = args.writer_callers
+    callers = max(1, args.writer_callers)
     per_caller = max(1, n // callers)
     owners = [f"w{run}-{i}" for i in range(2 * callers)]
     await store.ledger.post([Transfer(CASHIER, player_account(p), 10**12, f"bench:{run}:fund:{p}",
