@@ -266,8 +266,12 @@ _HOLES = (object(),)  # every seat's HoleCardsDealt, in deal order
 _FINISHED = (object(),)  # DeckRevealed, then HandEnded with the finishing stacks
 
 
-def _street_dealt(street: Street, board: tuple[Card, ...], start: int, end: int) -> StreetDealt:
-    return StreetDealt(street, board[start:end], board[:end])
+_BOARD_LENGTHS = (0, 3, 4, 5)  # board cards dealt by the end of each street's deal
+
+
+def _street_dealt(street: Street, board: tuple[Card, ...], number: int) -> StreetDealt:
+    end = _BOARD_LENGTHS[number]
+    return StreetDealt(street, board[_BOARD_LENGTHS[number - 1] : end], board[:end])
 
 
 def _cards_shown(seat: int, cards: tuple[Card, ...], value: int) -> CardsShown:
@@ -797,17 +801,23 @@ class Hand:
             self._raise_size = raise_by
         self._raise_count += 1
         short = self._short_all_ins
-        if stack:
-            short.clear()
-        else:
+        if not stack:
             short.append(raise_by)
             if sum(short) >= self._raise_size:
                 short.clear()
-        event = new_action_taken(
-            self._order[i], self._street, _RAISE if current else _BET, put_in, amount, not stack, False
-        )
+        elif short:
+            short.clear()
+        # new_action_taken, inlined (see engine.events).
+        event: ActionTaken = _new_event(ActionTaken)
+        _set_seat(event, self._order[i])
+        _set_street(event, self._street)
+        _set_kind(event, _RAISE if current else _BET)
+        _set_amount(event, put_in)
+        _set_to_amount(event, amount)
+        _set_all_in(event, not stack)
+        _set_timed_out(event, False)
         self._log.append(event)
-        if self._live <= 1 or not self._actors:
+        if self._live <= 1 or not responders:
             self._end_round()
         return event
 
@@ -1116,21 +1126,17 @@ class Hand:
         self._street_no = number
         street = STREETS[number]
         self._street = street
-        start = self._board_len
         if number == 1:
             # After the hole cards: a burn and the flop, a burn and the turn, a burn and the river.
             d = self._deck
             b = self._n * self._hole_count
             self._board = (d[b + 1], d[b + 2], d[b + 3], d[b + 5], d[b + 7])
-        end = start + (3 if number == 1 else 1)
-        self._board_len = end
-        board = self._board
-        self._log.append((_street_dealt, street, board, start, end))
-        big_blind = self._setup.big_blind
+        self._board_len = _BOARD_LENGTHS[number]
+        self._log.append((_street_dealt, street, self._board, number))
         limit = self._setup.limit
         if limit is _FIXED_LIMIT:
             self._raise_cap = max_raises(limit, street)
-            self._bet_size = street_bet_size(limit, street, big_blind)
+            self._bet_size = street_bet_size(limit, street, self._setup.big_blind)
 
     def _show_all(self, contenders: list[int]) -> None:
         self._face_up = True
