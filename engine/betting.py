@@ -116,6 +116,10 @@ class HandSetup:
     ante_kind: AnteKind = AnteKind.NONE
     limit: Limit = Limit.NO_LIMIT
     game: Game = Game.HOLDEM
+    # PEN-1: seats whose hands are killed at the deal (a penalty). They are dealt in, post their
+    # antes and blinds and receive cards, but are folded before any action; at least one seat
+    # dealt in stays live.
+    killed: frozenset[int] = frozenset()
 
     def validate(self) -> None:
         """Raise ``HandSetupError`` naming the first thing that makes this setup unplayable."""
@@ -168,6 +172,7 @@ class HandSetup:
                 and isinstance(self.limit, Limit)
                 and isinstance(game, Game)
                 and (2 if game is Game.HOLDEM else 4) * len(seats) + 8 <= 52
+                and (not self.killed or (self.killed < set(numbers) and type(self.killed) is frozenset))
             ):
                 return numbers
         self._validate_fully()
@@ -233,6 +238,13 @@ class HandSetup:
             raise HandSetupError(
                 f"{len(self.seats)} players of {self.game} need {needed} cards; a deck has 52"
             )
+        if not isinstance(self.killed, frozenset):
+            raise HandSetupError(f"killed is a frozenset of seats, got {self.killed!r}")
+        strangers = sorted(self.killed - set(numbers))
+        if strangers:
+            raise HandSetupError(f"killed seats {strangers} are not dealt in (seats {numbers})")
+        if self.killed and len(self.killed) >= len(numbers):
+            raise HandSetupError(f"every seat dealt in is killed ({numbers}): nobody could win the pot")
 
     def seat_numbers(self) -> tuple[int, ...]:
         return tuple(seat.seat for seat in self.seats)

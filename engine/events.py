@@ -65,6 +65,13 @@ class BlindKind(StrEnum):
     BIG = "big"
 
 
+class KillReason(StrEnum):
+    """Why an operator killed a hand (PEN-1)."""
+
+    PENALTY = "penalty"  # a sit-out penalty: the hand is killed at the deal (TDA R71)
+    RULING = "ruling"  # a ruling during the hand, e.g. collusion or chip dumping (TDA R69)
+
+
 class Event:
     """Base of all hand events; public unless a subclass says otherwise."""
 
@@ -177,6 +184,20 @@ new_action_taken = _action_taken_factory()
 
 
 @dataclass(frozen=True, slots=True)
+class HandKilled(Event):
+    """An operator killed ``seat``'s hand (PEN-1): it is folded at once, even out of turn, and its
+    chips in the pot stay there as dead money. Public, as a dealer announces it at a live table;
+    it carries no card, and a killed hand is never shown."""
+
+    seat: int
+    street: Street
+    reason: KillReason
+
+    def __str__(self) -> str:
+        return f"seat {self.seat}'s hand is killed ({self.reason})"
+
+
+@dataclass(frozen=True, slots=True)
 class StreetDealt(Event):
     street: Street
     cards: tuple[Card, ...]  # the cards dealt now
@@ -259,6 +280,7 @@ HandEvent = (
     | BlindPosted
     | HoleCardsDealt
     | ActionTaken
+    | HandKilled
     | StreetDealt
     | UncalledBetReturned
     | HandsShown

@@ -50,6 +50,17 @@ Rules (RULES.md):
   Pots are built and split by ``engine.pots``: each pot on its own, its odd chips (all of the
   remainder) to the first winner left of the button.
 - When all but one player fold, that player wins every pot and shows nothing.
+- Killed hands (PEN-1, TDA R71): the seats in ``HandSetup.killed`` (a sit-out penalty the table
+  applies) are dealt in, post and receive cards, then are folded before any action; ``kill``
+  (verify/can/do) is the operator's ruling at any moment of the hand, out of turn included (TDA
+  R69: collusion, chip dumping). Both exist because they answer different needs: the table knows
+  a penalty before the deal and a setup field keeps the hand's record self-describing (and
+  replayable from ``HandStarted`` alone), while a ruling on collusion comes in the middle of a
+  hand. A killed hand is folded at once (if it was the actor's turn the action moves on; the hand
+  ends when one player is left) and emits a public ``HandKilled``; its cards are never shown. Its
+  chips stay in the middle as dead money: its bets stand (the others call them or fold, as a
+  killed big blind is still the bet to call at a live table), none of it is ever returned as an
+  uncalled bet, and what it put in above every player still in goes to the last pot formed.
 """
 
 from __future__ import annotations
@@ -92,9 +103,11 @@ from engine.events import (
     DeckSealed,
     HandEnded,
     HandEvent,
+    HandKilled,
     HandsShown,
     HandStarted,
     HoleCardsDealt,
+    KillReason,
     PotAwarded,
     ShownHand,
     StreetDealt,
@@ -116,9 +129,11 @@ __all__ = [
     "HandSetup",
     "HandSetupError",
     "InvalidAmount",
+    "KillReason",
     "LegalActions",
     "NoBetToFold",
     "NobodyToRaise",
+    "NotInHand",
     "NotYourTurn",
     "NothingToCall",
     "RaiseCapReached",
@@ -181,6 +196,10 @@ class CannotRaiseAllIn(RaiseNotAllowed):
 
 class NobodyToRaise(RaiseNotAllowed):
     """Every other player still in is all-in for no more than the current bet."""
+
+
+class NotInHand(HandError):
+    """A hand that is already folded or killed cannot be killed (PEN-1)."""
 
 
 class RaiseTooSmall(HandError):
@@ -355,6 +374,7 @@ class Hand:
         "_commitment",
         "_contributions",
         "_current",
+        "_dead_broke",
         "_dead_money",
         "_deck",
         "_face_up",
@@ -440,6 +460,7 @@ class Hand:
         self._dead_money = 0  # the big blind ante: main-pot money nobody matches
         self._in: list[bool] = [True] * n  # not folded
         self._live = n  # players who have not folded
+        self._dead_broke = 0  # killed players with no chips left: the only folded zero stacks
         self._hole_count = hole_count  # see _hole_of
         self._board: tuple[Card, ...] = ()  # all five board cards, taken from the deck at the flop
         self._board_len = 0  # how many of them are dealt
@@ -463,6 +484,10 @@ class Hand:
         self._built_upto = 0
         self._post_forced_bets()
         self._log.append(_HOLES)
+        if setup.killed:
+            for seat in order:
+                if seat in setup.killed:
+                    self._kill(index[seat], KillReason.PENALTY)
         self._begin_round()
 
     # ------------------------------------------------------------------ queries
@@ -837,6 +862,49 @@ class Hand:
             return self._fold(timed_out=True)
         return self._check_or_call(timed_out=True)
 
+    # ------------------------------------------------------------------ kill (PEN-1)
+
+    def verify_kill(self, seat: int) -> None:
+        """Raise ``HandOver`` once the hand is over, ``HandError`` for a seat not dealt in and
+        ``NotInHand`` for a hand already folded or killed. Any seat still in may be killed, at
+        any moment, whoever's turn it is."""
+        if self._over:
+            raise HandOver(f"hand {self.hand_id} is over; no hand to kill")
+        i = self._seat_index(seat)
+        if not self._in[i]:
+            raise NotInHand(f"seat {seat} has already folded or been killed in hand {self.hand_id}")
+
+    def can_kill(self, seat: int) -> bool:
+        return _allowed(self.verify_kill, seat)
+
+    def kill(self, seat: int, reason: KillReason = KillReason.RULING) -> HandKilled:
+        """An operator kills ``seat``'s hand (PEN-1): it is folded at once, its chips stay in the
+        middle as dead money and its cards are never shown. If it was the seat's turn the action
+        moves on; the round ends if nobody is left to act, and the hand if one player is left.
+        Returns the ``HandKilled`` event it logged."""
+        self.verify_kill(seat)
+        i = self._index[seat]
+        event = self._kill(i, reason)
+        actors = self._actors
+        if i in actors:
+            actors.remove(i)
+            if not actors:
+                self._end_round()
+                return event
+        if self._live <= 1:
+            self._end_round()
+        return event
+
+    def _kill(self, i: int, reason: KillReason) -> HandKilled:
+        self._in[i] = False
+        self._live -= 1
+        if not self._stacks[i]:
+            self._dead_broke += 1
+        # A built event (not a compact tuple): _has_acted reads ``seat`` from this round's log.
+        event = HandKilled(self._order[i], self._street, reason)
+        self._log.append(event)
+        return event
+
     # ------------------------------------------------------------------ internals: actions
 
     def _seat_index(self, seat: int) -> int:
@@ -1065,8 +1133,14 @@ class Hand:
             # A player acts only with chips behind and something to play for: another player still
             # in with chips (no bets yet on this street). Zero stacks are all-in players still in
             # (see _end_round).
-            with_chips = self._live - stacks.count(0)
+            with_chips = self._live - stacks.count(0) + self._dead_broke
             actors = deque([j for j in _RINGS[n][0] if still_in[j] and stacks[j]] if with_chips > 1 else ())
+        elif self._live < n:
+            # Hands killed at the deal (PEN-1): as below, among the live players only.
+            opener = (self._index[self._setup.big_blind_seat] + 1) % n
+            live_totals = sorted([bets[j] + stacks[j] for j in range(n) if still_in[j]])
+            second = live_totals[-2] if len(live_totals) > 1 else 0
+            actors = deque([j for j in _RINGS[n][opener] if still_in[j] and stacks[j] and second > bets[j]])
         else:
             opener = (self._index[self._setup.big_blind_seat] + 1) % n
             # As above, with the blinds: the second largest total (bet + chips behind) must exceed
@@ -1088,13 +1162,15 @@ class Hand:
         self._actors.clear()
         live = self._live
         # A folded player always has chips (only a player with chips acts, and a fold moves
-        # none), so the zero stacks are the players still in who are all-in.
-        runout = live > 1 and live - self._stacks.count(0) <= 1
+        # none), so the zero stacks are the players still in who are all-in, apart from the
+        # killed hands that posted all their chips (PEN-1), counted in _dead_broke.
+        runout = live > 1 and live - self._stacks.count(0) + self._dead_broke <= 1
         current = self._current
         if current:
             bets = self._bets
-            if bets.count(current) == 1:
-                # Nobody matched the largest bet: the part above the second largest goes back.
+            if bets.count(current) == 1 and self._in[bets.index(current)]:
+                # Nobody matched the largest bet: the part above the second largest goes back
+                # (not to a killed hand: its chips are dead money, PEN-1).
                 i = bets.index(current)
                 bets[i] = 0
                 cutoff = max(bets)
@@ -1159,10 +1235,12 @@ class Hand:
         if min(map(contributions.__getitem__, contenders)) == top:
             # Everyone still in put in the same, and nobody more: one pot (as pot_levels says).
             pots = [(sum(contributions) + self._dead_money, tuple(contenders))]
+        elif top > max(map(contributions.__getitem__, contenders)):
+            pots = self._pots_with_dead_excess(contenders)
         else:
             pots = pot_levels(contributions, contenders, self._dead_money)
         # The zero stacks are players still in who are all-in (see _end_round).
-        if not self._face_up and 0 in stacks:
+        if not self._face_up and 0 in stacks and stacks.count(0) > self._dead_broke:
             # An all-in player is still in: every hand is tabled, nobody mucks (BET-4).
             self._show_all(contenders)
         log = self._log
@@ -1202,6 +1280,18 @@ class Hand:
         self._contributions = [0] * n
         self._dead_money = 0
         self._finish()
+
+    def _pots_with_dead_excess(self, contenders: list[int]) -> list[tuple[int, tuple[int, ...]]]:
+        """The pots when a killed hand put in more than every player still in (PEN-1): its chips
+        are never returned, so the part above the highest contender goes to the last pot."""
+        contributions = self._contributions
+        top = max(map(contributions.__getitem__, contenders))
+        capped = [c if c < top else top for c in contributions]
+        excess = sum(contributions) - sum(capped)
+        pots = pot_levels(capped, contenders, self._dead_money)
+        amount, eligible = pots[-1]
+        pots[-1] = (amount + excess, eligible)
+        return pots
 
     @staticmethod
     def _can_still_win(

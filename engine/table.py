@@ -26,6 +26,15 @@ Rules (RULES.md):
   ``JoinRule.NOT_BETWEEN_BLINDS_AND_BUTTON`` (TDA) a newcomer whose seat lies between the button and
   the big blind (the small blind excepted) is not dealt in until the button has passed them.
 
+- PEN-1 penalties (TDA R71): ``penalize(seat, hands)`` sits a player out for their next ``hands``
+  hands: they are dealt in, post, and their hand is killed at the deal (``HandSetup.killed``);
+  ``SeatedPlayer.penalty_hands`` counts the hands left and goes down by one at the end of each hand
+  they are dealt. Penalties given during a hand start with the next one; a second penalty adds
+  to the first. A hand needs a live player to win the pot: in the rare hand where every player
+  dealt in is serving a penalty (heads-up, both penalized) nobody's hand is killed, and the hand
+  still counts toward every penalty, so penalties always end. ``disqualify(seat)`` (between
+  hands) removes the player and returns the chips it takes out of play.
+
 Invariants: seats change only between hands (mid-hand calls raise ``HandInProgressError`` and
 change nothing); stacks are non-negative integers; a player sits at most once; a player whose
 stack reaches zero at the end of a hand is removed and reported as busted.
@@ -51,6 +60,7 @@ __all__ = [
     "JoinRule",
     "NoHandInProgressError",
     "NotEnoughPlayersError",
+    "PenaltyError",
     "PlayerSeatedError",
     "Positions",
     "SeatEmptyError",
@@ -114,6 +124,10 @@ class StackError(TableError):
     """A stack or chip amount that is not a valid integer, or results that do not match the hand."""
 
 
+class PenaltyError(TableError):
+    """A penalty that is not a positive whole number of hands (PEN-1)."""
+
+
 class NotEnoughPlayersError(TableError):
     """A hand needs at least two players with chips."""
 
@@ -144,6 +158,8 @@ class SeatedPlayer:
     absent: bool = False
     # seated since the last hand under the TDA join rule and not dealt in yet
     waiting: bool = False
+    # PEN-1: hands still to sit out (dealt in, posting, hand killed)
+    penalty_hands: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +209,7 @@ class Table:
         self._first_button: int | None = None
         self._last: _LastHand | None = None
         self._current: tuple[str, Positions, HandSetup] | None = None
+        self._serving: frozenset[int] = frozenset()  # seats serving a penalty in the hand under way
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -272,15 +289,22 @@ class Table:
             return False
         return True
 
-    def seat_player(self, seat: int, player: str, stack: int, absent: bool = False) -> SeatedPlayer:
+    def seat_player(
+        self, seat: int, player: str, stack: int, absent: bool = False, *, penalty_hands: int = 0
+    ) -> SeatedPlayer:
         """Seat ``player`` with ``stack`` chips in the empty ``seat``, between hands.
 
         Once hands have been played here, the newcomer is flagged ``waiting`` under the TDA join
-        rule; whether they are dealt in is decided per hand by ``next_positions``.
+        rule; whether they are dealt in is decided per hand by ``next_positions``. A player moved
+        here brings the hands left of a penalty (``penalty_hands``, PEN-1).
         """
         self.verify_seat_player(seat, player, stack)
+        if type(penalty_hands) is not int or penalty_hands < 0:
+            raise PenaltyError(f"penalty hands are a whole number >= 0, got {penalty_hands!r}")
         waiting = self._last is not None and self.settings.join_rule is JoinRule.NOT_BETWEEN_BLINDS_AND_BUTTON
-        seated = SeatedPlayer(seat=seat, player=player, stack=stack, absent=absent, waiting=waiting)
+        seated = SeatedPlayer(
+            seat=seat, player=player, stack=stack, absent=absent, waiting=waiting, penalty_hands=penalty_hands
+        )
         self._seats[seat] = seated
         return seated
 
@@ -298,7 +322,8 @@ class Table:
         return True
 
     def unseat(self, seat: int) -> SeatedPlayer:
-        """Take the player in ``seat`` away (moved, disqualified), between hands; returns them."""
+        """Take the player in ``seat`` away (moved), between hands; returns them (``penalty_hands``
+        included: a penalty follows a player to their new table). To disqualify, ``disqualify``."""
         self.verify_unseat(seat)
         return self._seats.pop(seat)
 
@@ -334,6 +359,52 @@ class Table:
         seated = replace(self._seats[seat], absent=absent)
         self._seats[seat] = seated
         return seated
+
+    # -- penalties (PEN-1) -----------------------------------------------------------------------
+
+    def verify_penalize(self, seat: int, hands: int) -> None:
+        """Raise ``SeatError``/``SeatEmptyError`` for a bad seat, ``PenaltyError`` unless ``hands``
+        is a positive int. Allowed at any moment: during a hand it applies from the next one."""
+        self._verify_seat_number(seat)
+        if seat not in self._seats:
+            raise SeatEmptyError(f"seat {seat} is empty")
+        if type(hands) is not int or hands <= 0:
+            raise PenaltyError(f"a penalty is a positive whole number of hands, got {hands!r}")
+
+    def can_penalize(self, seat: int, hands: int) -> bool:
+        try:
+            self.verify_penalize(seat, hands)
+        except TableError:
+            return False
+        return True
+
+    def penalize(self, seat: int, hands: int) -> SeatedPlayer:
+        """PEN-1: sit the player in ``seat`` out for the next ``hands`` hands they are dealt (they
+        post, and their hand is killed at the deal); added to any penalty still being served."""
+        self.verify_penalize(seat, hands)
+        seated = self._seats[seat]
+        seated = replace(seated, penalty_hands=seated.penalty_hands + hands)
+        self._seats[seat] = seated
+        return seated
+
+    def verify_disqualify(self, seat: int) -> None:
+        self._verify_between_hands(f"disqualify seat {seat}")
+        self._verify_seat_number(seat)
+        if seat not in self._seats:
+            raise SeatEmptyError(f"seat {seat} is empty")
+
+    def can_disqualify(self, seat: int) -> bool:
+        try:
+            self.verify_disqualify(seat)
+        except TableError:
+            return False
+        return True
+
+    def disqualify(self, seat: int) -> int:
+        """PEN-1: remove the player in ``seat`` between hands; returns their chips, which leave play
+        (the tournament counts them as removed, not as chips anyone can win)."""
+        self.verify_disqualify(seat)
+        return self._seats.pop(seat).stack
 
     # -- the first button ----------------------------------------------------------------------
 
@@ -515,6 +586,9 @@ class Table:
         """
         self.verify_start_hand()
         positions = self.next_positions()
+        serving = frozenset(seat for seat in positions.dealt_in if self._seats[seat].penalty_hands > 0)
+        # A hand needs a live player: if everyone dealt in is serving, nobody's hand is killed.
+        killed = serving if len(serving) < len(positions.dealt_in) else frozenset()
         setup = HandSetup(
             hand_id=hand_id,
             table_size=self.size,
@@ -536,8 +610,10 @@ class Table:
             ante_kind=ante_kind,
             limit=self.settings.limit,
             game=self.settings.game,
+            killed=killed,
         )
         self._current = (hand_id, positions, setup)
+        self._serving = serving
         return setup
 
     def cancel_hand(self) -> None:
@@ -547,6 +623,7 @@ class Table:
         if self._current is None:
             raise NoHandInProgressError("no hand is in progress")
         self._current = None
+        self._serving = frozenset()
 
     def verify_finish_hand(self, finishing_stacks: Mapping[int, int]) -> None:
         """Raise unless ``finishing_stacks`` gives each dealt-in seat a non-negative integer and
@@ -588,7 +665,10 @@ class Table:
         assert self._current is not None
         hand_id, positions, _setup = self._current
         for seat, stack in finishing_stacks.items():
-            self._seats[seat] = replace(self._seats[seat], stack=stack, waiting=False)
+            seated = self._seats[seat]
+            left = seated.penalty_hands - 1 if seat in self._serving else seated.penalty_hands
+            self._seats[seat] = replace(seated, stack=stack, waiting=False, penalty_hands=left)
+        self._serving = frozenset()
         self._last = _LastHand(positions=positions, big_blind_player=self._seats[positions.big_blind].player)
         busted = tuple(
             self._seats.pop(seat) for seat in sorted(finishing_stacks) if finishing_stacks[seat] == 0

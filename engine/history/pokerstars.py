@@ -29,6 +29,7 @@ from engine.events import (
     CardsMucked,
     CardsShown,
     Event,
+    HandKilled,
     HandsShown,
     HoleCardsDealt,
     PotAwarded,
@@ -168,6 +169,11 @@ def format_pokerstars(
                 lines.append(f"{name}: raises {item.to_amount - high_bet} to {item.to_amount}{all_in}")
                 stories[item.seat].voluntary = True
                 high_bet = item.to_amount
+        elif isinstance(item, HandKilled):
+            # PEN-1: announced like a dealer would; the killed cards are never shown
+            hole_header()
+            lines.append(f"{names[item.seat]}: hand is killed ({item.reason})")
+            stories[item.seat].folded_on = item.street
         elif isinstance(item, UncalledBetReturned):
             lines.append(f"Uncalled bet ({item.amount}) returned to {names[item.seat]}")
         elif isinstance(item, StreetDealt):

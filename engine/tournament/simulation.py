@@ -22,9 +22,18 @@ hands under way finish (their busts still count one by one), then every table pl
 synchronized rounds through the ``HandForHand`` barrier: a round's busts are one batch, the
 level clock stands still and loses the HFH-1 deduction per round instead.
 
+Operator sanctions (PEN-1) can be scripted with ``sanctions``: a ``Penalty`` sits a player out
+for some hands (``Table.penalize``: dealt in, posting, hand killed), a ``Disqualification``
+removes them (``Table.disqualify``) with their chips, which leave play, and gives them the worst
+place still open (``Standings.disqualify``; see ``engine.tournament.standings`` for the place and
+the prizes). Each is carried out when a hand ends at the player's table once ``after_hand``
+hands have been dealt in the tournament, before that hand's busts are ranked; one aimed at a
+player who is out by then is dropped.
+
 Invariants (an ``InvariantBroken`` error names the first that fails): every hand conserves its
 table's chips (the table refuses it otherwise); after every plan the chips in play equal the
-chips issued by entries, rebuys and add-ons, and no move touches a table in a hand; every
+chips issued by entries, rebuys and add-ons less the chips removed by disqualifications, and no
+move touches a table in a hand; every
 ``CHECK_SEATS_EVERY`` hands and at the end nobody is seated twice, no table is over its size and
 the players seated are exactly the players left; at the end everyone has one
 place, every transfer kept the player, pool and ticket accounts non-negative, the ledger sums to
@@ -39,7 +48,7 @@ from __future__ import annotations
 import heapq
 import random
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from engine.betting import AnteKind, HandSetup
@@ -124,6 +133,8 @@ class SimulationResult:
     rebuys: int
     add_ons: int
     chips_issued: int
+    chips_removed: int  # taken out of play by disqualifications (PEN-1)
+    disqualified: tuple[str, ...]  # in the order they were disqualified
     clock_seconds: int
     level_reached: int  # 1-based
     prize_pool: int  # cents, overlay included
@@ -141,6 +152,26 @@ class SimulationResult:
 
 
 Policy = Callable[[Hand, random.Random], int]
+
+
+@dataclass(frozen=True, slots=True)
+class Penalty:
+    """PEN-1: sit ``player`` out for ``hands`` hands, from a hand ending after ``after_hand``."""
+
+    after_hand: int
+    player: str
+    hands: int
+
+
+@dataclass(frozen=True, slots=True)
+class Disqualification:
+    """PEN-1: disqualify ``player`` when a hand ends at their table after ``after_hand``."""
+
+    after_hand: int
+    player: str
+
+
+Sanction = Penalty | Disqualification
 
 
 def tournament_bot(hand: Hand, rng: random.Random) -> int:
@@ -199,7 +230,14 @@ def _seat_after_button(seat: int, button: int, size: int) -> int:
 class _Tournament:
     """The mutable state of one simulated tournament (private: ``run_tournament`` drives it)."""
 
-    def __init__(self, config: TournamentConfig, players: int, seed: int, policy: Policy) -> None:
+    def __init__(
+        self,
+        config: TournamentConfig,
+        players: int,
+        seed: int,
+        policy: Policy,
+        sanctions: Sequence[Sanction] = (),
+    ) -> None:
         if players < 2:
             raise SimulationError(f"a tournament needs at least 2 players, got {players}")
         if players > config.max_players:
@@ -216,6 +254,11 @@ class _Tournament:
         self.now = 0
         self.paused = self.deducted = 0
         self.chips_issued = 0
+        self.chips_removed = 0  # by disqualifications (PEN-1)
+        self.disqualified: list[str] = []
+        self.sanctions: dict[str, list[Sanction]] = defaultdict(list)
+        for sanction in sorted(sanctions, key=lambda sanction: sanction.after_hand):
+            self.sanctions[sanction.player].append(sanction)
         self.purchases = 0  # rebuys and add-ons sold: the pool changes only with them
         self.moved_times: dict[str, int] = defaultdict(int)
         self.tables: dict[int, Table] = {}
@@ -372,6 +415,8 @@ class _Tournament:
         table = self.tables[table_id]
         setup, finishing = self.running.pop(table_id)
         result = table.finish_hand(finishing)  # refuses a hand that lost or made chips
+        if self.sanctions:
+            self.apply_sanctions(table_id)
         busts = []
         if result.busted:
             start = {seat_setup.seat: seat_setup.stack for seat_setup in setup.seats}
@@ -398,6 +443,28 @@ class _Tournament:
         if not self.round_active and not self.hfh_pending and self.hand_for_hand_due():
             self.hfh_pending = True  # tables finish their hands, then play synchronized rounds
         self.settle()
+
+    def apply_sanctions(self, table_id: int) -> None:
+        """PEN-1: carry out the sanctions due for the players at ``table_id``, between hands."""
+        table = self.tables[table_id]
+        for seated in table.players:
+            due = self.sanctions.get(seated.player)
+            while due and due[0].after_hand <= self.hands:
+                sanction = due.pop(0)
+                if isinstance(sanction, Penalty):
+                    table.penalize(seated.seat, sanction.hands)
+                    continue
+                if not self.standings.can_disqualify(seated.player):
+                    continue  # the last player left wins; there is nobody to finish below
+                self.chips_removed += table.disqualify(seated.seat)
+                self.standings.disqualify(seated.player)
+                self.registration.eliminate(seated.player, self.now)
+                self.disqualified.append(seated.player)
+                due.clear()
+                self.recount(table_id)
+                if self.over():
+                    self.finished = True
+                break
 
     def round_closed(self) -> None:
         """A synchronized round closed: every table is idle; another round follows if still due."""
@@ -568,7 +635,9 @@ class _Tournament:
             if move.from_table in self.running or move.to_table in self.running:
                 raise InvariantBroken(f"{move} touches a table in a hand")
             seated = lifted[move.player]
-            self.tables[move.to_table].seat_player(move.to_seat, move.player, seated.stack, seated.absent)
+            self.tables[move.to_table].seat_player(
+                move.to_seat, move.player, seated.stack, seated.absent, penalty_hands=seated.penalty_hands
+            )
             touched.update((move.from_table, move.to_table))
             self.moved_times[move.player] += 1
             self.moves += 1
@@ -605,10 +674,13 @@ class _Tournament:
     # -- invariants -----------------------------------------------------------------------------
 
     def check_chips(self) -> None:
+        """Chips in play = chips issued - chips removed by disqualifications (PEN-1)."""
         in_play = sum(table.chips for table in self.tables.values())
-        if in_play != self.chips_issued:
+        expected = self.chips_issued - self.chips_removed
+        if in_play != expected:
             raise InvariantBroken(
-                f"after hand {self.hands}: {in_play} chips in play, expected {self.chips_issued} issued"
+                f"after hand {self.hands}: {in_play} chips in play, expected {expected}"
+                f" ({self.chips_issued} issued - {self.chips_removed} removed by disqualifications)"
             )
 
     def check_seats(self) -> None:
@@ -689,13 +761,14 @@ def run_tournament(
     *,
     progress_every: int = 1000,
     policy: Policy = tournament_bot,
+    sanctions: Sequence[Sanction] = (),
 ) -> SimulationResult:
     """Play a whole tournament of ``players`` bots (see the module docstring) and return it.
 
     ``progress`` is called about every ``progress_every`` hands and once at the end. Raises
     ``InvariantBroken`` as soon as an invariant fails, ``SimulationError`` for a bad request.
     """
-    state = _Tournament(config, players, seed, policy)
+    state = _Tournament(config, players, seed, policy, sanctions)
     state.register_everyone()
     state.seat_everyone()
     next_report = progress_every
@@ -746,6 +819,8 @@ def run_tournament(
         rebuys=state.rebuys,
         add_ons=state.add_ons,
         chips_issued=state.chips_issued,
+        chips_removed=state.chips_removed,
+        disqualified=tuple(state.disqualified),
         clock_seconds=state.now,
         level_reached=state.level_index + 1,
         prize_pool=pool,

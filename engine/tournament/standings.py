@@ -11,6 +11,19 @@ Invariants of ``Standings``:
 Eliminations in one hand, or in one synchronized hand-for-hand round across tables (HFH-1), are
 passed together as one batch of ``Bust`` records: the batch is ranked by the stacks the players
 started that hand with, more chips finishing higher, equal stacks tying (ELIM-2).
+
+Disqualification (PEN-1, TDA R71): a disqualified player's chips are removed from play (the
+table's ``disqualify`` returns them, the tournament counts them as removed: chips in play = issued
+- removed) and the player finishes like an elimination, alone, at the worst place still open
+when the disqualification is recorded (``disqualify``). The seeds (/work/shared/seeds) say
+nothing about the place; PokerStars' rules allow "disqualification from the tournament (with
+partial or full forfeiture of winnings)". So: prizes already paid are not taken back (nothing is
+clawed back from the ledger); the prizes of the places they might still have reached are
+forfeited by fixing their place at the moment of disqualification, and the place they get is
+paid as any other (a player disqualified in the money keeps that place's prize; one disqualified
+before the money wins nothing). Sites typically also forfeit unpaid winnings in cases of
+collusion or chip dumping and redistribute them; that is an operator's ledger decision outside
+the standings, not modelled here.
 """
 
 from __future__ import annotations
@@ -105,6 +118,7 @@ class Standings:
         self._playing: set[str] = set(players)
         self._entered = len(self._playing)
         self._finishes: list[Finish] = []
+        self._disqualified: set[str] = set()
 
     @property
     def players_left(self) -> int:
@@ -153,6 +167,35 @@ class Standings:
             self._playing.discard(bust.player)
         self._finishes.extend(finishes)
         return finishes
+
+    @property
+    def disqualified(self) -> frozenset[str]:
+        """The players disqualified so far (PEN-1)."""
+        return frozenset(self._disqualified)
+
+    def verify_disqualify(self, player: str) -> None:
+        """Raise unless ``player`` is still playing and is not the last player left."""
+        if player not in self._playing:
+            raise StandingsError(f"cannot disqualify {player!r}: not playing")
+        if len(self._playing) <= 1:
+            raise StandingsError(f"cannot disqualify {player!r}, the last player left")
+
+    def can_disqualify(self, player: str) -> bool:
+        try:
+            self.verify_disqualify(player)
+        except StandingsError:
+            return False
+        return True
+
+    def disqualify(self, player: str) -> Finish:
+        """PEN-1: ``player`` is disqualified and takes, alone, the worst place still open (see
+        the module docstring); returns that finish."""
+        self.verify_disqualify(player)
+        finish = Finish(len(self._playing), (player,), 1)
+        self._playing.discard(player)
+        self._disqualified.add(player)
+        self._finishes.append(finish)
+        return finish
 
     def verify_finish(self, stacks: Mapping[str, int]) -> None:
         if set(stacks) != self._playing:
