@@ -381,6 +381,7 @@ class Hand:
         "_hole_count",
         "_in",
         "_index",
+        "_kills",
         "_last_opener",
         "_live",
         "_log",
@@ -460,6 +461,7 @@ class Hand:
         self._dead_money = 0  # the big blind ante: main-pot money nobody matches
         self._in: list[bool] = [True] * n  # not folded
         self._live = n  # players who have not folded
+        self._kills = 0  # hands killed (PEN-1)
         self._dead_broke = 0  # killed players with no chips left: the only folded zero stacks
         self._hole_count = hole_count  # see _hole_of
         self._board: tuple[Card, ...] = ()  # all five board cards, taken from the deck at the flop
@@ -896,6 +898,7 @@ class Hand:
         return event
 
     def _kill(self, i: int, reason: KillReason) -> HandKilled:
+        self._kills += 1
         self._in[i] = False
         self._live -= 1
         if not self._stacks[i]:
@@ -1168,15 +1171,16 @@ class Hand:
         current = self._current
         if current:
             bets = self._bets
-            if bets.count(current) == 1 and self._in[bets.index(current)]:
+            if bets.count(current) == 1:
                 # Nobody matched the largest bet: the part above the second largest goes back
                 # (not to a killed hand: its chips are dead money, PEN-1).
                 i = bets.index(current)
-                bets[i] = 0
-                cutoff = max(bets)
-                bets[i] = cutoff
-                self._stacks[i] += current - cutoff
-                self._log.append((UncalledBetReturned, self._order[i], current - cutoff))
+                if self._in[i]:
+                    bets[i] = 0
+                    cutoff = max(bets)
+                    bets[i] = cutoff
+                    self._stacks[i] += current - cutoff
+                    self._log.append((UncalledBetReturned, self._order[i], current - cutoff))
             self._contributions = list(map(add, self._contributions, bets))
             self._bets = [0] * self._n
             self._current = 0
@@ -1235,7 +1239,7 @@ class Hand:
         if min(map(contributions.__getitem__, contenders)) == top:
             # Everyone still in put in the same, and nobody more: one pot (as pot_levels says).
             pots = [(sum(contributions) + self._dead_money, tuple(contenders))]
-        elif top > max(map(contributions.__getitem__, contenders)):
+        elif self._kills and top > max(map(contributions.__getitem__, contenders)):
             pots = self._pots_with_dead_excess(contenders)
         else:
             pots = pot_levels(contributions, contenders, self._dead_money)
