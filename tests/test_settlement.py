@@ -211,3 +211,32 @@ def test_settlement_rejects_impossible_input() -> None:
         settle(replace(STOPPED, remaining={"a": -5}))
     with pytest.raises(SettlementError):
         settle(replace(STOPPED, prizes_paid={"x": 10**9}))
+
+
+def test_reg_7_crash_before_the_first_hand_refunds_even_if_a_restart_is_quick() -> None:
+    # P§17: "If there is a server crash before the tournament has started the registered players
+    # will get a refund" -- with no condition, so REG-7 comes before CANCEL-1's restart.
+    stopped = replace(
+        STOPPED, first_hand_dealt=False, minutes_since_start=0, can_restart_within_20_minutes=True
+    )
+    assert decide(stopped) is SettlementKind.REFUND_ALL, f"expected REFUND_ALL, got {decide(stopped)}"
+    result = settle(stopped)
+    n = net(result.transfers)
+    assert all(n[player_account(p)] == 1100 for p in "abcdef"), f"everyone gets 1100 back, got {n}"
+    assert_pool_empties(stopped, result.transfers)
+
+
+def test_cancel_1_icm_beyond_20_players_without_an_rng_is_a_settlement_error() -> None:
+    players = [f"p{i:02d}" for i in range(21)]
+    stopped = StoppedTournament(
+        tournament_id="t",
+        payments=tuple(entry(p) for p in players),
+        remaining={p: 1000 + i for i, p in enumerate(players)},
+        structure=PayoutStructure(prizes=tuple(range(2100, 0, -100))),
+        minutes_since_start=45,
+    )
+    assert stopped.in_the_money, "21 players left and 21 places paid: in the money"
+    with pytest.raises(SettlementError, match="needs an rng"):
+        settle(stopped, InMoneyMethod.ICM)
+    icm = settle(stopped, InMoneyMethod.ICM, random.Random(3))
+    assert_pool_empties(stopped, icm.transfers)

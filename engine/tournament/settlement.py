@@ -4,9 +4,12 @@
 transfers, in an order the ledger can execute one by one without the pool going negative
 (money into the pool first). The decision follows RULES.md CANCEL-1 literally:
 
-1. it can restart within 20 minutes: ``RESTART``, nothing moves (hands in progress roll back to
+1. no hand was ever dealt: ``REFUND_ALL``, every registration back to where it came from (REG-7).
+   This comes first, before any restart: the seed (P§17) says without condition that "if there
+   is a server crash before the tournament has started the registered players will get a
+   refund", so a quick restart does not save a tournament that never dealt a hand;
+2. it can restart within 20 minutes: ``RESTART``, nothing moves (hands in progress roll back to
    their start, CRASH-1: ``rolled_back_stacks``);
-2. no hand was ever dealt: ``REFUND_ALL``, every registration back to where it came from (REG-7);
 3. a Sit & Go: always ``PRIZE_POOL``;
 4. within 30 minutes of the start: ``ROLLBACK``, every entry ever made (the eliminated
    included) gets its buy-in and fee back;
@@ -36,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from engine.tournament.deals import icm_equities
+from engine.tournament.deals import EXACT_ICM_MAX_PLAYERS, icm_equities
 from engine.tournament.payouts import PayoutStructure, split_by_weights, split_equally
 from engine.tournament.registration import Payment
 from engine.tournament.transfers import HOUSE, Reason, Transfer, player_account, pool_account
@@ -109,10 +112,10 @@ class Settlement:
 
 def decide(stopped: StoppedTournament) -> SettlementKind:
     """Which CANCEL-1 branch applies (see the module docstring for the order)."""
+    if not stopped.first_hand_dealt:
+        return SettlementKind.REFUND_ALL  # REG-7 before any restart (P§17 is unconditional)
     if stopped.can_restart_within_20_minutes:
         return SettlementKind.RESTART
-    if not stopped.first_hand_dealt:
-        return SettlementKind.REFUND_ALL
     if stopped.sit_and_go:
         return SettlementKind.PRIZE_POOL
     if stopped.minutes_since_start < ROLLBACK_WINDOW_MINUTES:
@@ -189,7 +192,8 @@ def settle(
     """The CANCEL-1 settlement of ``stopped``: its kind and the transfers, summing exactly.
 
     ``in_money_method`` lets the operator divide an in-the-money prize-pool payout by ICM
-    instead of chips (``rng`` is needed only for ICM beyond 20 players).
+    instead of chips (``rng`` is needed only for ICM beyond 20 players: without it that case
+    raises ``SettlementError``, and nothing is planned).
     """
     if any(chips < 0 for chips in stopped.remaining.values()):
         raise SettlementError(f"stacks must be >= 0, got {dict(stopped.remaining)}")
@@ -239,6 +243,11 @@ def _prize_pool_shares(
     if not stopped.in_the_money:
         return _fifty_fifty(amount, chips)
     if method is InMoneyMethod.ICM and all(c > 0 for c in chips):
+        if n > EXACT_ICM_MAX_PLAYERS and rng is None:
+            raise SettlementError(
+                f"ICM for {n} players is estimated by Monte Carlo: settle(..., InMoneyMethod.ICM, rng) "
+                f"needs an rng beyond {EXACT_ICM_MAX_PLAYERS} players"
+            )
         prizes = list(stopped.structure.prizes[:n])
         return split_by_weights(amount, icm_equities(chips, prizes, rng))
     smallest = stopped.structure.prize(n)
