@@ -230,6 +230,27 @@ def test_reg_4_late_registration_closes_when_the_allocated_seats_are_full() -> N
     assert LateRegistrationEnded(START, CloseReason.SEATS_FULL) in full.start(START).events
 
 
+def test_reg_4_reg_2_late_registration_reports_closed_when_max_players_reached_with_seats_free() -> None:
+    # 3 of 3 players on two heads-up tables: a seat is free, but max_players refuses everyone.
+    reg = registered(make_config(late_registration_minutes=20, table_size=2, max_players=3), 3)
+    out = reg.start(START)
+    assert reg.seat_capacity == 4, f"expected 4 seats allocated, got {reg.seat_capacity}"
+    assert LateRegistrationEnded(START, CloseReason.FULL) in out.events, f"got {out.events}"
+    assert reg.late_registration_closed(START + 1) is CloseReason.FULL, (
+        f"expected closed (full), got {reg.late_registration_closed(START + 1)}"
+    )
+    with pytest.raises(LateRegistrationClosed):
+        reg.register("late", START + 1, RICH)
+    # reaching max_players by a late registration closes it too
+    late = registered(
+        make_config(late_registration_minutes=20, table_size=2, max_players=3, extended_registration=True), 2
+    )
+    late.start(START, seat_capacity=4)
+    assert late.late_registration_closed(START + 1) is None, "2 of 3 players: still open"
+    events = late.register("late", START + 10, RICH).events
+    assert LateRegistrationEnded(START + 10, CloseReason.FULL) in events, f"got {events}"
+
+
 def test_reg_4_no_late_registration_by_default() -> None:
     reg = registered(make_config(), 2)
     reg.start(START)

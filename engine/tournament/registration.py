@@ -136,6 +136,7 @@ class CloseReason(StrEnum):
     NOT_OFFERED = "not-offered"
     TIME = "time"
     SEATS_FULL = "seats-full"
+    FULL = "full"  # max_players have registered: no entry can be taken whatever the seats say
     FIRST_ELIMINATION = "first-elimination"
     NOT_STARTED = "not-started"
 
@@ -526,9 +527,11 @@ class Registration:
             self.registered.append(player_id)
             late = self.phase is Phase.RUNNING
             events.append(Registered(player_id, now, via_ticket, late))
-            if late and len(self.active) >= self.seat_capacity:
-                self._late_closed = CloseReason.SEATS_FULL
-                events.append(LateRegistrationEnded(now, CloseReason.SEATS_FULL))
+            if late:
+                closed = self._full_reason()
+                if closed is not None:
+                    self._late_closed = closed
+                    events.append(LateRegistrationEnded(now, closed))
         return Outcome(tuple(events), transfers)
 
     # -- unregister (REG-2, REG-3) ---------------------------------------------------------------
@@ -604,10 +607,21 @@ class Registration:
             transfers.extend(self._refund(player_id, "waiting-refund"))
             events.append(WaitingRefunded(player_id, now))
         self.waiting.clear()
-        if self.config.late_registration_minutes > 0 and len(self.registered) >= capacity:
-            self._late_closed = CloseReason.SEATS_FULL
-            events.append(LateRegistrationEnded(now, CloseReason.SEATS_FULL))
+        closed = self._full_reason()
+        if self.config.late_registration_minutes > 0 and closed is not None:
+            self._late_closed = closed
+            events.append(LateRegistrationEnded(now, closed))
         return Outcome(tuple(events), tuple(transfers))
+
+    def _full_reason(self) -> CloseReason | None:
+        """REG-4/REG-2: late registration closes when the seats allocated at seating are taken,
+        or when ``max_players`` have registered (every further registration would be refused
+        with ``TournamentFull``, so the window must say closed, not open)."""
+        if len(self.active) >= self.seat_capacity:
+            return CloseReason.SEATS_FULL
+        if len(self.registered) >= self.config.max_players:
+            return CloseReason.FULL
+        return None
 
     def verify_cancel(self, now: float) -> None:
         if self.phase is not Phase.REGISTERING:
