@@ -181,3 +181,26 @@ def test_places_paid_capped_by_the_players_who_can_finish() -> None:
     assert t.prizes == (3750, 2250), f"got {t.prizes}"
     with pytest.raises(PayoutError):
         generate_structure(100, 10, 10, max_places=0)
+
+
+def test_payout_table_tiny_pool_pays_every_place_at_least_one_cent() -> None:
+    # 90/5/5 % of 10 cents is 9/0.5/0.5: largest remainder gave (9, 1, 0) and the structure refused it
+    for pool, expected in ((3, (1, 1, 1)), (10, (8, 1, 1)), (19, (17, 1, 1))):
+        got = structure_from_table(pool, 3, (9000, 500, 500)).prizes
+        assert got == expected, f"pool {pool}: expected {expected}, got {got}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(1, 10_000), min_size=1, max_size=12),
+    st.integers(0, 5_000),
+    st.integers(1, 20),
+)
+def test_payout_table_any_pool_sums_exactly_with_positive_non_increasing_prizes(
+    weights: list[int], pool: int, entries: int
+) -> None:
+    table = sorted(weights, reverse=True)
+    prizes = structure_from_table(pool, entries, table).prizes
+    assert sum(prizes) == pool, f"prizes {prizes} must sum to the pool {pool}"
+    assert all(p >= 1 for p in prizes), f"every paid place gets at least 1 cent, got {prizes}"
+    assert list(prizes) == sorted(prizes, reverse=True), f"a higher place never gets less: {prizes}"

@@ -216,13 +216,25 @@ def structure_from_table(
     Largest remainder keeps the sum exact; the place order breaks ties, so a higher place never
     gets less than a lower one with an equal share. ``max_places`` caps the places as in
     ``generate_structure``.
+
+    Every paid place gets at least 1 cent: in a tiny pool a small share can round to 0 (10 cents
+    over 90/5/5 % gives 9/1/0), and a paid place worth nothing is no paid place. Such places are
+    raised to 1 cent, taken one cent at a time from the largest prize, so the sum stays exact and
+    no place is dropped (there are never more places than cents: ``places <= pool``).
     """
     if not table:
         raise PayoutError("a payout table needs at least one place")
     places = min(len(table), entries, pool, _cap(max_places))
     if places <= 0:
         return PayoutStructure(prizes=())
-    return PayoutStructure(prizes=tuple(split_by_weights(pool, list(table[:places]))))
+    prizes = split_by_weights(pool, list(table[:places]))
+    for place, prize in enumerate(prizes):
+        if prize == 0:
+            # ``places <= pool`` guarantees some prize of 2 cents or more while one is 0
+            richest = max(range(places), key=lambda i: (prizes[i], i))  # the lowest of the richest
+            prizes[richest] -= 1
+            prizes[place] = 1
+    return PayoutStructure(prizes=tuple(prizes))
 
 
 def satellite_structure(pool: int, seat_value: int, target: str) -> PayoutStructure:
