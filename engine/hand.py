@@ -27,16 +27,25 @@ Rules (RULES.md):
   at least the largest bet or raise made in the round; a player short of that may go all-in for
   less. Pot limit caps a raise at the pot after calling; fixed limit allows a bet and three
   raises (the big blind is the preflop bet).
-- Reopening (BET-2), as pokerkit models the TDA rule: a raise at least as large as the largest so
-  far in the round is full and reopens the betting to everyone; an all-in for less is not. A
-  player who has acted since the last full raise may then only call or fold, unless the short
-  all-ins since add up to a full raise. Where this is looser than a strict reading of the TDA
-  rule: the blinds are not a raise and a round starts with no raise size, so the first bet or
-  raise of a round reopens the betting even when it is an all-in below the minimum (a limper may
-  re-raise over a short all-in preflop). Its size still counts only as what it is: the next
-  minimum raise is at least the street's bet size.
-- Amount to call: the largest bet actually made. A big blind all-in for less than the blind
-  lowers what the others must call (as in pokerkit); the minimum raise stays a full big blind.
+- Reopening (BET-2, TDA Rule 43): a full raise is one at least the minimum raise (the largest
+  raise of the round, at least the street's bet size; preflop the big blind counts as the opening
+  bet). A full raise reopens the betting to everyone. An all-in for less does not: a player who
+  has acted since the last full raise may then raise only when what they face adds up to a full
+  raise (several short all-ins cumulatively), else only call or fold. Preflop a limper has acted,
+  so it may not re-raise a short all-in over the big blind; the blinds only posted and have not
+  acted, so the big blind keeps its option (and the small blind may raise when it first acts).
+  After the flop a check is not action on a wager: the opening bet of a round reopens the betting
+  whatever its size, even an all-in below the minimum bet, and may simply be called for its
+  amount; the next full raise is still at least the street's bet size. The same rule holds in
+  every limit (TDA Rule 43-B's half-a-bet reopening in limit games is not applied). pokerkit
+  differs: it lets the first raise of a round reopen the betting even when it is a short all-in,
+  and judges short all-ins by one running sum for all players rather than by what each player
+  faces (tests/test_hand_differential.py checks that these are the only differences).
+- Amount to call: the largest bet actually made; preflop never less than the level's big blind.
+  A blind all-in for less than a full blind does not lower what the others must call (TDA,
+  Robert's Rules, as major sites play; pokerkit lowers it): they call the full big blind, the
+  minimum raise is to two big blinds, the part above the short blind's post forms a side pot, and
+  a part nobody matches is returned (BET-3).
 - Folding when checking is possible is refused (``NoBetToFold``), as in pokerkit's tournament
   mode. Many sites let a client fold there after a confirmation, but a fold that gives up nothing
   can only hurt: worse, a player alone in a side pot beside an all-in player could fold it away,
@@ -394,7 +403,6 @@ class Hand:
         "_reopened_at",
         "_salt",
         "_setup",
-        "_short_all_ins",
         "_stacks",
         "_starting",
         "_street",
@@ -456,7 +464,7 @@ class Hand:
         self._starting: tuple[int, ...] = tuple(stacks[k:] + stacks[:k])
         self._stacks: list[int] = list(self._starting)
         self._bets: list[int] = [0] * n
-        self._current = 0  # the largest bet this street: max(self._bets)
+        self._current = 0  # the bet to call this street: max(self._bets), preflop at least the big blind
         self._contributions: list[int] = [0] * n  # collected into the pots, excluding dead money
         self._dead_money = 0  # the big blind ante: main-pot money nobody matches
         self._in: list[bool] = [True] * n  # not folded
@@ -476,7 +484,6 @@ class Hand:
             None if setup.limit is not _FIXED_LIMIT else max_raises(setup.limit, _PREFLOP)
         )
         self._bet_size = setup.big_blind  # street_bet_size preflop, in every limit
-        self._short_all_ins: list[int] = []
         self._last_opener = 0
         self._face_up = False
         self._over = False
@@ -785,12 +792,19 @@ class Hand:
         bet = bets[i]
         all_in = stacks[i] + bet
         raise_size = self._raise_size
+        bet_size = self._bet_size
+        # A full raise: at least the minimum raise (the largest raise so far, at least the street's
+        # bet size; preflop the big blind counts as the opening bet). BET-2.
+        full = raise_size if raise_size > bet_size else bet_size
+        to_call = current - bet
         cap = self._raise_cap
         accepted = (
             all_in > current
             and (cap is None or self._raise_count < cap)
-            and current - bet >= raise_size
-            and not self._short_all_ins
+            and to_call >= raise_size
+            # Facing less than a full raise: allowed only to a player who has not acted (BET-2);
+            # the verify-method reads that from the log.
+            and (to_call >= full or not to_call)
         )
         # Everyone else still in with chips acts again after a raise; one of them must be able
         # to answer it (a player without chips behind has a bet of at most ``current``).
@@ -802,7 +816,7 @@ class Hand:
             else:
                 accepted = False  # nobody could answer the raise
         if accepted:
-            low = current + (raise_size if raise_size > self._bet_size else self._bet_size)
+            low = current + full
             if all_in < low:
                 low = all_in
             limit = self._setup.limit
@@ -822,18 +836,14 @@ class Hand:
         # Everyone else still in with chips acts again, from the raiser's left.
         self._actors = deque(responders)
         self._last_opener = i
-        if raise_by >= self._raise_size:
-            # A full raise reopens the betting for everyone (BET-2).
+        if raise_by >= full or not current:
+            # A full raise, or the opening bet of a round after the flop (the players who checked
+            # have not acted on a wager), reopens the betting for everyone (BET-2). An all-in for
+            # less reopens nothing: who acted before it may raise only if the short all-ins since
+            # add up to a full raise for them (see _may_raise).
             self._reopened_at = len(self._log)  # the raiser's event comes next
             self._raise_size = raise_by
         self._raise_count += 1
-        short = self._short_all_ins
-        if not stack:
-            short.append(raise_by)
-            if sum(short) >= self._raise_size:
-                short.clear()
-        elif short:
-            short.clear()
         # new_action_taken, inlined (see engine.events).
         event: ActionTaken = _new_event(ActionTaken)
         _set_seat(event, self._order[i])
@@ -933,12 +943,17 @@ class Hand:
         bets = self._bets
         stacks = self._stacks
         to_call = current - bets[i]
+        # BET-2 (TDA Rule 43): a player who acted since the last full raise may raise again only
+        # facing at least a full raise (short all-ins since then add up). Only such a player can
+        # face less than _raise_size, the last full raise, so that needs no look at the log; with
+        # to_call >= _raise_size, "less than a full raise" is "less than the street's bet size".
+        # Checking (to_call == 0) or facing a full raise, the common cases, never read the log.
         if stacks[i] <= to_call or to_call < self._raise_size:
+            return False
+        if 0 < to_call < self._bet_size and self._has_acted(i):
             return False
         cap = self._raise_cap
         if cap is not None and self._raise_count >= cap:
-            return False
-        if self._short_all_ins and self._has_acted(i) and sum(self._short_all_ins) < self._raise_size:
             return False
         still_in = self._in
         # A loop rather than any(): no generator to set up on this hot path.
@@ -973,10 +988,11 @@ class Hand:
                 f"seat {self._order[i]} faces {to_call} more, less than a full raise of {self._raise_size}:"
                 " call or fold"
             )
-        if self._short_all_ins and self._has_acted(i) and sum(self._short_all_ins) < self._raise_size:
+        full = self._full_raise()
+        if 0 < to_call < full and self._has_acted(i):
             return BettingNotReopened(
-                f"seat {self._order[i]} already acted and only all-ins for less than a full raise followed:"
-                " call or fold"
+                f"seat {self._order[i]} already acted and faces {to_call} more, less than a full raise of"
+                f" {full}: call or fold"
             )
         still_in = self._in
         for j in _AFTER[self._n][i]:
@@ -985,6 +1001,11 @@ class Hand:
         return NobodyToRaise(
             f"every other player still in is all-in: seat {self._order[i]} may only call or fold"
         )
+
+    def _full_raise(self) -> int:
+        """The size of a full raise (BET-2): the largest raise of the round, at least the street's
+        bet size (preflop the big blind counts as the opening bet)."""
+        return self._raise_size if self._raise_size > self._bet_size else self._bet_size
 
     def _has_acted(self, i: int) -> bool:
         """Whether player ``i`` acted since the betting was last reopened: the round began or a
@@ -1062,7 +1083,7 @@ class Hand:
                 stacks[big] -= amount
                 bets[big] = amount
                 log.append((BlindPosted, order[big], _BIG, amount, not stacks[big]))
-            self._current = max(bets)
+            self._current = self._amount_to_call_preflop()
             return
         n = self._n
         left = list(stacks)  # what each player still has while the forced bets are worked out
@@ -1101,7 +1122,16 @@ class Hand:
                 stacks[i] -= amount
                 bets[i] += amount
                 log.append((BlindPosted, order[i], kind, amount, stacks[i] == 0))
-        self._current = max(bets)
+        self._current = self._amount_to_call_preflop()
+
+    def _amount_to_call_preflop(self) -> int:
+        """The bet to call once the blinds are posted: the largest blind posted, and never less
+        than the level's big blind. A blind all-in for less than a full blind does not lower
+        what the others must call (TDA, Robert's Rules); the part of their calls above that
+        blind's post forms a side pot, or is returned when nobody matches it (BET-3)."""
+        top = max(self._bets)
+        big_blind = self._setup.big_blind
+        return top if top > big_blind else big_blind
 
     def _return_uncalled(self, amounts: list[int]) -> None:
         """Give back the part of the largest amount in ``amounts`` that nobody else matched."""
@@ -1157,7 +1187,6 @@ class Hand:
         self._reopened_at = len(self._log)
         self._raise_size = 0
         self._raise_count = 0
-        self._short_all_ins.clear()
         if not actors or self._live <= 1 or (len(actors) == 1 and bets[actors[0]] >= self._current):
             self._end_round()
 
@@ -1171,7 +1200,13 @@ class Hand:
         current = self._current
         if current:
             bets = self._bets
-            if bets.count(current) == 1:
+            matched = bets.count(current)
+            if not matched:
+                # Preflop, a short big blind: nobody put in the full blind everyone had to call
+                # (_amount_to_call_preflop); what is above the second largest bet goes back.
+                current = max(bets)
+                matched = bets.count(current)
+            if matched == 1:
                 # Nobody matched the largest bet: the part above the second largest goes back
                 # (not to a killed hand: its chips are dead money, PEN-1).
                 i = bets.index(current)

@@ -44,13 +44,14 @@ from __future__ import annotations
 import random
 import warnings
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pokerkit import (
     Automation,
     BettingStructure,
     BoardDealing,
+    Card,
     Deck,
     HoleCardsShowingOrMucking,
     HoleDealing,
@@ -71,6 +72,7 @@ from engine.events import (
     ActionKind,
     ActionTaken,
     AntePosted,
+    BlindPosted,
     CardsMucked,
     CardsShown,
     HandsShown,
@@ -291,8 +293,11 @@ class Played:
     actions: list[str]
     feltd: dict[int, int]
     feltd_as_pokerkit: dict[int, int]
-    pokerkit: dict[int, int]
+    pokerkit: dict[int, int]  # or, when not with_pokerkit, the independent settlement
     features: set[str]
+    with_pokerkit: bool
+    # Decisions where only one of feltd and pokerkit allowed a raise (BET-2), by who refused.
+    refusals: Counter[str] = field(default_factory=Counter)
 
 
 def features_of(hand: Hand) -> set[str]:
@@ -316,7 +321,7 @@ def features_of(hand: Hand) -> set[str]:
     return found | {name for name, happened in checks.items() if happened}
 
 
-def choose_and_act(rng: random.Random, hand: Hand) -> ActionTaken:
+def choose_and_act(rng: random.Random, hand: Hand, *, may_raise: bool = True) -> ActionTaken:
     """A random legal action for the player to act, sized to reach all-ins often."""
     legal = hand.legal_actions()
     roll = rng.random()
@@ -324,7 +329,7 @@ def choose_and_act(rng: random.Random, hand: Hand) -> ActionTaken:
         return hand.timeout()
     if roll < 0.2 and legal.can_fold:
         return hand.fold()
-    if legal.min_raise_to is not None and legal.max_raise_to is not None and roll < 0.45:
+    if may_raise and legal.min_raise_to is not None and legal.max_raise_to is not None and roll < 0.45:
         low, high = legal.min_raise_to, legal.max_raise_to
         pick = rng.random()
         if pick < 0.35:
@@ -337,14 +342,182 @@ def choose_and_act(rng: random.Random, hand: Hand) -> ActionTaken:
     return hand.check_or_call()
 
 
+def full_raise_faced(hand: Hand) -> tuple[int, bool]:
+    """The size of a full raise in the current round and whether the player to act has acted
+    since the last full raise (or the start of the round), worked out from the public log alone
+    (BET-2, TDA Rule 43): a bet or raise is full when it raises by at least the largest full raise
+    so far and at least the street's bet size (preflop the big blind is the opening bet), and the
+    opening bet of a round after the flop always is."""
+    setup = hand.setup
+    street = hand.street
+    bet_size = street_bet_size(setup.limit, street, setup.big_blind)
+    # Preflop the big blind is the bet to raise (never less: rule 2); afterwards no bet at first.
+    current = setup.big_blind if street is FeltdStreet.PREFLOP else 0
+    raise_size = 0
+    since: list[int] = []  # seats that acted since the last full raise
+    for event in hand.events:
+        if not isinstance(event, ActionTaken) or event.street is not street:
+            continue
+        if event.kind in (ActionKind.BET, ActionKind.RAISE):
+            raise_by = event.to_amount - current
+            if raise_by >= max(raise_size, bet_size) or not current:
+                raise_size = raise_by
+                since = []
+            current = event.to_amount
+        since.append(event.seat)
+    return max(raise_size, bet_size), hand.actor in since
+
+
+def bet_2_difference(hand: Hand, got: tuple[Any, ...], expected: tuple[Any, ...], where: str) -> str | None:
+    """When feltd and pokerkit disagree only on whether the player to act may raise, check that
+    it is BET-2's documented case and say who refuses ("feltd" or "pokerkit"); ``None`` for any
+    other difference (which the caller reports). feltd follows TDA Rule 43: a player who acted
+    since the last full raise may raise only facing at least a full raise, the short all-ins since
+    added up. pokerkit lets the first raise of a round reopen the betting even when it is a short
+    all-in (so feltd refuses a limper over it), and refuses a player who acted while its count of
+    consecutive short all-ins restarted after adding up to a full raise (so it refuses a player
+    facing more than a full raise, whom feltd lets raise). Everything else must still agree."""
+    if got[:2] != expected[:2]:
+        return None
+    full, acted = full_raise_faced(hand)
+    if got[2:] == (None, None) and expected[2] is not None:
+        assert acted and got[1] < full, (
+            f"feltd refuses a raise pokerkit allows {where}, but the actor {'has' if acted else 'has not'}"
+            f" acted and faces {got[1]} (a full raise is {full}): pokerkit {expected}, feltd {got}"
+        )
+        return "feltd"
+    if expected[2:] == (None, None) and got[2] is not None:
+        assert acted and got[1] >= full, (
+            f"pokerkit refuses a raise feltd allows {where}, but not over short all-ins adding up to a full"
+            f" raise ({full}) for a player who acted: pokerkit {expected}, feltd {got}"
+        )
+        return "pokerkit"
+    return None
+
+
+def lifted_big_blind(hand: Hand) -> bool:
+    """Whether no blind was posted in full, so that the others must call more than was posted
+    (a short big blind: rule 2 in engine.hand, TDA / Robert's Rules)."""
+    posted = [e.amount for e in hand.events if isinstance(e, BlindPosted)]
+    return max(posted, default=0) < hand.setup.big_blind
+
+
+def independent_finishing_stacks(hand: Hand) -> dict[int, int]:
+    """The finishing stacks worked out from the public log, the cards and pokerkit's hand
+    evaluation, without feltd's pots: each round's (and the per-player antes') largest amount is
+    cut back to the second largest (BET-3: the uncalled part is returned), then pots by
+    contribution level among the players still in, the big blind ante as dead money in the main
+    pot, every pot split on its own with the odd chips to the first winner left of the button."""
+    setup = hand.setup
+    order = deal_order(setup.seat_numbers(), setup.button)
+    rounds: dict[str, dict[int, int]] = {}
+    dead = 0
+    folded: set[int] = set()
+    for event in hand.events:
+        if isinstance(event, AntePosted) and setup.ante_kind is AnteKind.BIG_BLIND:
+            dead += event.amount
+            round_name, amount = "dead", 0
+        elif isinstance(event, AntePosted):
+            round_name, amount = "antes", event.amount
+        elif isinstance(event, BlindPosted):
+            round_name, amount = str(FeltdStreet.PREFLOP), event.amount
+        elif isinstance(event, ActionTaken):
+            round_name, amount = str(event.street), event.amount
+            if event.kind is ActionKind.FOLD:
+                folded.add(event.seat)
+        else:
+            continue
+        bets = rounds.setdefault(round_name, {})
+        bets[event.seat] = bets.get(event.seat, 0) + amount
+    put_in = dict.fromkeys(order, 0)
+    for bets in rounds.values():
+        ranked = [*sorted(bets.values(), reverse=True), 0]
+        top_seat = max(bets, key=bets.__getitem__)
+        bets[top_seat] = ranked[1]  # the part nobody matched goes back
+        for seat, amount in bets.items():
+            put_in[seat] += amount
+    stacks = {seat: hand.starting_stacks[seat] - put_in[seat] for seat in order}
+    for event in hand.events:
+        if isinstance(event, AntePosted) and setup.ante_kind is AnteKind.BIG_BLIND:
+            stacks[event.seat] -= event.amount
+    live = [seat for seat in order if seat not in folded]
+    if len(live) == 1:
+        stacks[live[0]] += sum(put_in.values()) + dead
+        return dict(sorted(stacks.items()))
+    # pokerkit's evaluation (remembered: a hand compared with pokerkit was just evaluated there).
+    evaluate = (_OmahaHand if setup.game is Game.OMAHA else _HoldemHand).from_game
+    board = tuple(Card.parse("".join(card_str(c) for c in hand.board)))
+    value = {
+        seat: evaluate(tuple(Card.parse("".join(card_str(c) for c in hand.hole_cards(seat)))), board)
+        for seat in live
+    }
+    levels = sorted({put_in[seat] for seat in live})
+    previous = 0
+    for number, level in enumerate(levels):
+        amount = sum(min(c, level) - min(c, previous) for c in put_in.values())
+        if number == 0:
+            amount += dead
+        if number == len(levels) - 1:
+            amount += sum(c - level for c in put_in.values() if c > level)  # nobody still in matched it
+        eligible = [seat for seat in live if put_in[seat] >= level]
+        best = max(value[seat] for seat in eligible)
+        winners = [seat for seat in eligible if value[seat] == best]
+        share, odd = divmod(amount, len(winners))
+        for k, seat in enumerate(winners):
+            stacks[seat] += share + (odd if k == 0 else 0)
+        previous = level
+    return dict(sorted(stacks.items()))
+
+
+def play_short_big_blind(number: int, setup: HandSetup, hand: Hand, rng: random.Random) -> Played:
+    """A hand where no blind was posted in full and someone has a decision: feltd has the others
+    call the full big blind (rule 2), which pokerkit cannot express (its amount to call is the
+    largest blind posted, and a raise to the full blind is below its minimum raise). Checked
+    instead: the preflop figures the rule gives, and every finishing stack against an
+    independent settlement of the same actions and cards."""
+    big = setup.big_blind
+    actions: list[str] = []
+    raised = False
+    while not hand.is_over:
+        legal = hand.legal_actions()
+        if hand.street is FeltdStreet.PREFLOP and not raised:
+            seat = legal.seat
+            behind, bet = hand.stacks[seat], hand.bets[seat]
+            expected_call = min(behind, big - bet)
+            assert legal.call_amount == expected_call, (
+                f"hand {number}: short big blind, seat {seat} must call the full {big} blind:"
+                f" expected {expected_call}, got {legal} after {actions} in {setup}"
+            )
+            if legal.min_raise_to is not None:
+                assert legal.min_raise_to == min(behind + bet, 2 * big), (
+                    f"hand {number}: short big blind, the minimum raise is to two big blinds ({2 * big}),"
+                    f" got {legal} after {actions} in {setup}"
+                )
+        event = choose_and_act(rng, hand)
+        raised = raised or event.kind in (ActionKind.BET, ActionKind.RAISE)
+        actions.append(f"{event.seat}:{event.kind}:{event.to_amount}{':t' if event.timed_out else ''}")
+    return Played(
+        setup=setup,
+        actions=actions,
+        feltd=hand.finishing_stacks(),
+        feltd_as_pokerkit=hand.finishing_stacks(),
+        pokerkit=independent_finishing_stacks(hand),
+        features=features_of(hand) | {"short big blind, independent settlement"},
+        with_pokerkit=False,
+    )
+
+
 def play(number: int, rng: random.Random) -> Played:
     setup = random_setup(rng, number)
     _EVALUATIONS.clear()
     hand = Hand(setup, rng=random.Random(rng.getrandbits(64)))
+    if lifted_big_blind(hand) and not hand.is_over:
+        return play_short_big_blind(number, setup, hand, rng)
     order = deal_order(setup.seat_numbers(), setup.button)
     state = pokerkit_state(setup, hand)
     deal_pending(state, hand, order)
     actions: list[str] = []
+    refusals: Counter[str] = Counter()
     while not hand.is_over:
         legal = hand.legal_actions()
         expected = (
@@ -354,11 +527,18 @@ def play(number: int, rng: random.Random) -> Played:
             state.max_completion_betting_or_raising_to_amount,
         )
         got = (legal.seat, legal.call_amount, legal.min_raise_to, legal.max_raise_to)
-        assert got == expected, (
-            f"legal actions differ after {actions} in {setup}:"
-            f" pokerkit (actor, call, min raise-to, max raise-to) = {expected}, feltd = {got}"
-        )
-        event = choose_and_act(rng, hand)
+        refuser = None
+        if got != expected:
+            refuser = bet_2_difference(hand, got, expected, f"after {actions} in {setup}")
+        if refuser is None:
+            assert got == expected, (
+                f"legal actions differ after {actions} in {setup}:"
+                f" pokerkit (actor, call, min raise-to, max raise-to) = {expected}, feltd = {got}"
+            )
+        else:
+            refusals[refuser] += 1
+        # Where only feltd may raise, play a call or fold, which both accept.
+        event = choose_and_act(rng, hand, may_raise=refuser != "pokerkit")
         actions.append(f"{event.seat}:{event.kind}:{event.to_amount}{':t' if event.timed_out else ''}")
         if event.kind is ActionKind.FOLD:
             state.fold()
@@ -396,6 +576,13 @@ def play(number: int, rng: random.Random) -> Played:
     mine = {seat: [card_str(c) for c in hand.hole_cards(seat)] for seat in order}
     assert dealt == mine, f"hole cards differ in {setup}: pokerkit {dealt}, feltd {mine}"
     assert board == [card_str(c) for c in hand.board], f"boards differ in {setup}: {board} vs {hand.board}"
+    # The independent settlement used for the short big blinds must itself agree wherever pokerkit
+    # can check it.
+    independent = independent_finishing_stacks(hand)
+    assert independent == hand.finishing_stacks(), (
+        f"independent settlement {independent} differs from feltd {hand.finishing_stacks()}"
+        f" after {actions} in {setup}"
+    )
     return Played(
         setup=setup,
         actions=actions,
@@ -403,6 +590,8 @@ def play(number: int, rng: random.Random) -> Played:
         feltd_as_pokerkit=as_pokerkit_splits(hand),
         pokerkit={seat: state.stacks[i] for i, seat in enumerate(order)},
         features=features_of(hand),
+        with_pokerkit=True,
+        refusals=refusals,
     )
 
 
@@ -412,19 +601,37 @@ def test_bet_1_2_3_differential_finishing_stacks_match_pokerkit() -> None:
     kinds: Counter[str] = Counter()
     covered: Counter[str] = Counter()
     resplit = 0
+    compared = {True: 0, False: 0}  # hands compared with pokerkit / with the independent settlement
+    refusals: Counter[str] = Counter()
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message="Due to non-standard folds")
         for number in range(HANDS):
             played = play(number, rng)
+            against = "pokerkit" if played.with_pokerkit else "independent settlement"
             assert played.feltd_as_pokerkit == played.pokerkit, (
                 f"hand {number}: finishing stacks differ\n setup {played.setup}\n actions {played.actions}\n"
                 f" feltd    {played.feltd}\n (re-split the pokerkit way {played.feltd_as_pokerkit})\n"
-                f" pokerkit {played.pokerkit}"
+                f" {against} {played.pokerkit}"
             )
             resplit += played.feltd != played.pokerkit
+            compared[played.with_pokerkit] += 1
+            refusals += played.refusals
             kinds[f"{played.setup.limit}/{played.setup.ante_kind}"] += 1
             covered.update(played.features)
-    print(f"\ndifferential: {HANDS} hands, {resplit} re-split by pokerkit's odd-chip rule; {dict(covered)}")
+    print(
+        f"\ndifferential: {HANDS} hands: {compared[True]} compared with pokerkit (legal actions at every"
+        f" decision and finishing stacks; BET-2 decisions where only pokerkit allowed a raise:"
+        f" {refusals['feltd']}, only feltd: {refusals['pokerkit']}), {compared[False]} short-big-blind hands"
+        f" checked against the independent settlement; {resplit} re-split by pokerkit's odd-chip rule;"
+        f" {dict(covered)}"
+    )
+    assert sum(compared.values()) == HANDS >= 10_000, f"expected 10,000 hands or more, got {compared}"
+    # Most hands are compared with pokerkit; the short big blinds with a decision are a minority
+    # that must still be played often enough to matter.
+    assert compared[True] >= HANDS * 9 // 10 and compared[False] >= HANDS // 100, (
+        f"expected >= 90% of hands compared with pokerkit and >= 1% short big blinds, got {compared}"
+    )
+    assert refusals["feltd"] >= HANDS // 1000, f"expected BET-2 refusals to be exercised, got {refusals}"
     assert len(kinds) == 9, f"expected every limit x ante mix to be played, got {kinds}"
     rare = {name: count for name, count in covered.items() if count < HANDS // 100}
     assert not rare and len(covered) >= 18, (

@@ -241,26 +241,186 @@ def test_bet_2_short_all_ins_adding_up_to_a_full_raise_reopen_the_betting() -> N
         hand.bet_or_raise_to(400)
 
 
-def test_bet_2_first_raise_of_a_round_reopens_even_when_short_as_pokerkit() -> None:
-    # Documented choice (engine.hand): the round starts with no raise size, as in pokerkit.
+def test_bet_2_limper_cannot_reraise_a_short_all_in_preflop() -> None:
+    # TDA Rule 43: the big blind is the opening bet, so an all-in for less than a full raise over
+    # it reopens nothing to a limper, who has acted.
     stacks = {1: 150, 2: 10_000, 3: 10_000, 4: 10_000}
     hand = make_hand(make_setup(stacks, button=1, small=2, big=3))
     hand.check_or_call()  # seat 4 limps 100
-    hand.bet_or_raise_to(150)  # seat 1 all-in for 150: less than a min raise to 200
+    hand.bet_or_raise_to(150)  # seat 1 all-in for 150: a raise of 50, less than a full 100
     hand.check_or_call()  # seat 2 calls
-    hand.check_or_call()  # seat 3 calls
+    hand.check_or_call()  # seat 3 (big blind) calls
     legal = hand.legal_actions()
-    assert legal.seat == 4 and legal.min_raise_to == 250, (
-        f"expected the limper free to raise to 250, got {legal}"
+    assert (legal.seat, legal.call_amount, legal.min_raise_to) == (4, 50, None), (
+        f"expected the limper to call 50 or fold only, got {legal}"
+    )
+    with pytest.raises(BettingNotReopened, match="acted and faces 50 more, less than a full raise of 100"):
+        hand.bet_or_raise_to(400)
+    assert not hand.can_bet_or_raise_to(250), "expected no raise for the limper"
+    hand.check_or_call()
+    assert hand.street is Street.FLOP, f"expected the round over after the limper's call, got {hand}"
+
+
+def test_bet_2_big_blind_keeps_its_option_over_a_short_all_in() -> None:
+    # The blinds only posted: they have not acted, so they may raise over the short all-in.
+    stacks = {1: 150, 2: 10_000, 3: 10_000, 4: 10_000}
+    hand = make_hand(make_setup(stacks, button=1, small=2, big=3))
+    hand.check_or_call()  # seat 4 limps 100
+    hand.bet_or_raise_to(150)  # seat 1 all-in, short
+    legal = hand.legal_actions()
+    assert (legal.seat, legal.call_amount, legal.min_raise_to) == (2, 100, 250), (
+        f"expected the small blind (not acted) free to raise to 150 + 100, got {legal}"
+    )
+    hand.check_or_call()  # seat 2 calls
+    legal = hand.legal_actions()
+    assert (legal.seat, legal.call_amount, legal.min_raise_to) == (3, 50, 250), (
+        f"expected the big blind free to raise to 150 + 100, got {legal}"
+    )
+    hand.bet_or_raise_to(400)  # a full raise of 250: reopens the betting for everyone
+    legal = hand.legal_actions()
+    assert (legal.seat, legal.min_raise_to) == (4, 650), f"expected the limper reopened, got {legal}"
+
+
+def test_bet_2_short_all_ins_preflop_adding_up_to_a_full_raise_reopen_for_a_limper() -> None:
+    stacks = {1: 10_000, 2: 10_000, 3: 10_000, 4: 10_000, 5: 150, 6: 220}
+    hand = make_hand(make_setup(stacks, button=1, small=2, big=3))
+    hand.check_or_call()  # seat 4 limps 100
+    hand.bet_or_raise_to(150)  # seat 5 all-in: +50, short
+    hand.bet_or_raise_to(220)  # seat 6 all-in: +70; 120 together is a full raise
+    for _ in range(3):  # seats 1, 2, 3 call
+        hand.check_or_call()
+    legal = hand.legal_actions()
+    assert (legal.seat, legal.call_amount, legal.min_raise_to) == (4, 120, 320), (
+        f"expected the limper, facing 120 (a full raise or more), free to raise to 220 + 100, got {legal}"
     )
 
 
-def test_bet_2_short_big_blind_sets_the_call_not_the_raise_size() -> None:
+def test_bet_2_small_blind_may_raise_when_completing_not_over_a_later_short_all_in() -> None:
+    stacks = {1: 10_000, 2: 10_000, 3: 140}
+    hand = make_hand(make_setup(stacks, button=1, small=2, big=3))
+    hand.check_or_call()  # seat 1 limps
+    legal = hand.legal_actions()
+    assert (legal.seat, legal.call_amount, legal.min_raise_to) == (2, 50, 200), (
+        f"expected the small blind, not acted, free to raise, got {legal}"
+    )
+    hand.check_or_call()  # seat 2 completes
+    hand.bet_or_raise_to(140)  # seat 3 (big blind) all-in: +40, short
+    for seat in (1, 2):
+        legal = hand.legal_actions()
+        assert (legal.seat, legal.min_raise_to) == (seat, None), f"expected call or fold only, got {legal}"
+        with pytest.raises(BettingNotReopened):
+            hand.bet_or_raise_to(1_000)
+        hand.check_or_call()
+    assert hand.street is Street.FLOP
+
+
+def test_bet_2_checked_player_may_raise_over_a_short_all_in_opening_bet_postflop() -> None:
+    # After the flop a check is not action on a wager: the first bet reopens, whatever its size.
+    stacks = {1: 10_000, 2: 10_000, 3: 140}
+    hand = make_hand(make_setup(stacks, button=1, small=2, big=3))
+    for _ in range(3):  # 1 calls, 2 completes, 3 checks
+        hand.check_or_call()
+    hand.check_or_call()  # flop: seat 2 checks
+    hand.bet_or_raise_to(40)  # seat 3 all-in for 40, below the 100 minimum bet
+    legal = hand.legal_actions()
+    assert (legal.seat, legal.call_amount, legal.min_raise_to) == (1, 40, 140), (
+        f"expected seat 1 free to raise to 40 + 100, got {legal}"
+    )
+    hand.check_or_call()  # seat 1 calls 40
+    legal = hand.legal_actions()
+    assert (legal.seat, legal.call_amount, legal.min_raise_to) == (2, 40, 140), (
+        f"expected the checked player free to raise, got {legal}"
+    )
+
+
+def test_bet_2_short_raise_over_a_short_opening_bet_does_not_reopen() -> None:
+    # A full raise is at least the minimum raise: the street's bet size here, not the short bet.
+    stacks = {1: 190, 2: 10_000, 3: 140, 4: 10_000}
+    hand = make_hand(make_setup(stacks, button=1, small=2, big=3))
+    for _ in range(4):  # 4, 1 call; 2 completes; 3 checks
+        hand.check_or_call()
+    hand.check_or_call()  # flop: seat 2 checks
+    hand.bet_or_raise_to(40)  # seat 3 all-in for 40 (the opening bet, short)
+    hand.check_or_call()  # seat 4 calls 40
+    hand.bet_or_raise_to(90)  # seat 1 all-in: +50, less than a full raise of 100
+    legal = hand.legal_actions()
+    assert (legal.seat, legal.min_raise_to) == (2, 190), (
+        f"seat 2 only checked before the bet: expected a raise to 90 + 100, got {legal}"
+    )
+    hand.check_or_call()  # seat 2 calls 90
+    legal = hand.legal_actions()
+    assert (legal.seat, legal.call_amount, legal.min_raise_to) == (4, 50, None), (
+        f"seat 4 called the bet and faces 50, less than a full raise: expected call or fold, got {legal}"
+    )
+    with pytest.raises(BettingNotReopened, match="less than a full raise of 100"):
+        hand.bet_or_raise_to(500)
+
+
+def test_bet_2_short_big_blind_others_call_the_full_blind() -> None:
     hand = make_hand(three_handed(stacks={1: 10_000, 2: 10_000, 3: 60}))
     legal = hand.legal_actions()
-    assert (legal.call_amount, legal.min_raise_to) == (60, 160), (
-        f"expected call 60 or raise to 160, got {legal}"
+    assert (legal.seat, legal.call_amount, legal.min_raise_to) == (1, 100, 200), (
+        f"expected call the full 100 blind or raise to 200, got {legal}"
     )
+    hand.check_or_call()
+    legal = hand.legal_actions()
+    assert (legal.seat, legal.call_amount, legal.min_raise_to) == (2, 50, 200), (
+        f"expected the small blind to complete to 100 or raise to 200, got {legal}"
+    )
+    hand.check_or_call()
+    assert hand.street is Street.FLOP and hand.pot_total == 260, f"expected 100 + 100 + 60, got {hand}"
+    pots = hand.pots()
+    assert [(p.amount, p.eligible) for p in pots] == [(180, (2, 3, 1)), (80, (2, 1))], (
+        f"expected a main pot of 3 x 60 and a side pot of 2 x 40, got {pots}"
+    )
+
+
+def test_bet_2_short_big_blind_below_the_small_blind_others_still_call_the_full_blind() -> None:
+    hand = make_hand(make_setup({1: 10_000, 2: 10_000, 3: 30, 4: 10_000}, button=1, small=2, big=3))
+    legal = hand.legal_actions()
+    assert (legal.seat, legal.call_amount, legal.min_raise_to) == (4, 100, 200), (
+        f"expected the full 100 to call (not the small blind's 50), got {legal}"
+    )
+
+
+def test_bet_3_short_big_blind_uncalled_part_of_the_full_blind_returned() -> None:
+    hand = make_hand(three_handed(stacks={1: 10_000, 2: 10_000, 3: 60}), {1: "AsAh", 3: "2c7d"}, "KdQs9h5c3s")
+    hand.check_or_call()  # seat 1 calls the full 100
+    hand.fold()  # the small blind folds its 50
+    returned = events_of(hand, UncalledBetReturned)
+    assert [(e.seat, e.amount) for e in returned] == [(1, 40)], (
+        f"expected the 40 above the big blind's 60 back to seat 1, got {returned}"
+    )
+    assert hand.is_over and hand.finishing_stacks() == {1: 10_110, 2: 9_950, 3: 0}, (
+        f"expected seat 1 to win the 60 + 60 main pot and the folded 50, got {hand.finishing_stacks()}"
+    )
+
+
+def test_bet_3_short_big_blind_heads_up_small_blind_gets_the_excess_back() -> None:
+    setup = make_setup({1: 10_000, 2: 30}, button=1, small=1, big=2)
+    hand = make_hand(setup, {1: "2c7d", 2: "AsAh"}, "KdQs9h5c3s")
+    assert hand.is_over, "expected no decision: the big blind is all-in for less than the small blind"
+    returned = events_of(hand, UncalledBetReturned)
+    assert [(e.seat, e.amount) for e in returned] == [(1, 20)], f"expected 20 back, got {returned}"
+    assert hand.finishing_stacks() == {1: 9_970, 2: 60}, f"got {hand.finishing_stacks()}"
+
+
+def test_bet_3_short_big_blind_side_pot_after_a_raise_to_two_big_blinds_or_more() -> None:
+    holes = {1: "2c7d", 2: "KcKh", 3: "AsAh"}
+    hand = make_hand(three_handed(stacks={1: 10_000, 2: 10_000, 3: 60}), holes, "Qd8s9h5c3s")
+    assert not hand.can_bet_or_raise_to(199) and hand.can_bet_or_raise_to(200), "expected a min raise to 200"
+    hand.bet_or_raise_to(300)  # seat 1 raises to 300: a raise of 200 over the full blind
+    legal = hand.legal_actions()
+    assert (legal.call_amount, legal.min_raise_to) == (250, 500), f"expected 300 + 200, got {legal}"
+    hand.check_or_call()  # seat 2 calls 300
+    while not hand.is_over:  # checked down
+        hand.check_or_call()
+    awards = [(a.amount, a.eligible, a.winners) for a in events_of(hand, PotAwarded)]
+    assert awards == [(180, (2, 3, 1), (3,)), (480, (2, 1), (2,))], (
+        f"expected the big blind's aces to win the 3 x 60 main pot and the kings the 2 x 240 side pot,"
+        f" got {awards}"
+    )
+    assert hand.finishing_stacks() == {1: 9_700, 2: 10_180, 3: 180}, f"got {hand.finishing_stacks()}"
 
 
 # ---------------------------------------------------------------- BET-3 uncalled bets, side pots, odd chips

@@ -7,6 +7,13 @@ players split two pots that each have an odd chip, pokerkit splits their sum ins
 fewer to the first winner). We split each pot separately and give each pot's odd chip to the
 first winner left of the button, as a dealer does (BET-3, TDA). ``_pokerkit_stacks`` computes
 what pokerkit's rule gives from our pots, so every other difference still fails the test.
+
+One kind of hand pokerkit cannot replay at all, and is counted apart: a short big blind (no
+blind posted in full) followed by a call before the flop. We have the others call the full big
+blind (engine.hand, TDA / Robert's Rules); PHH's ``cc`` makes pokerkit call the largest blind
+posted, and a raise to the full blind is below its minimum raise. Our own replay of those files
+must still agree with them; tests/test_hand_differential.py checks the rule's outcomes against an
+independent settlement.
 """
 
 from __future__ import annotations
@@ -15,15 +22,16 @@ import datetime as dt
 import random
 import re
 import warnings
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from pokerkit import HandHistory
 
-from engine.betting import AnteKind, Game, HandSetup, Limit, SeatSetup
+from engine.betting import AnteKind, Game, HandSetup, Limit, SeatSetup, Street
 from engine.cards import parse_cards
-from engine.events import HandEvent, PotAwarded
+from engine.events import ActionTaken, BlindPosted, HandEvent, PotAwarded
 from engine.hand import Hand, deck_for
 from engine.history.phh import (
     PhhError,
@@ -37,7 +45,7 @@ from engine.history.phh import (
     parse_action,
 )
 from engine.history.pokerstars import format_pokerstars, roman
-from engine.history.replay import plan_replay, replay
+from engine.history.replay import ReplayResult, plan_replay, replay
 from engine.random_play import play_random_hand
 from server.cli.main import main
 
@@ -78,15 +86,37 @@ def _pokerkit_stacks(
     return tuple(stacks[seat] for seat in order)
 
 
-def _check_with_pokerkit(text: str) -> bool:
+def _short_big_blind_with_a_call(ours: ReplayResult) -> bool:
+    """Whether no blind was posted in full and someone then put chips in before the flop: the
+    others had to call the full big blind (engine.hand, rule 2), which PHH's ``cc`` cannot say to
+    pokerkit (its amount to call is the largest blind posted, and a raise to the full blind is
+    below its minimum raise), so pokerkit cannot replay such a hand faithfully."""
+    assert ours.setup is not None, ours
+    posted = [event.amount for event in ours.events if isinstance(event, BlindPosted)]
+    return max(posted, default=0) < ours.setup.big_blind and any(
+        isinstance(event, ActionTaken) and event.street is Street.PREFLOP and event.amount
+        for event in ours.events
+    )
+
+
+def _check_with_pokerkit(text: str) -> bool | None:
     """Pokerkit loads ``text`` and ends with its ``finishing_stacks``; returns False when it only
-    agrees up to the documented pot-merging odd chip (asserted), True when it agrees exactly."""
+    agrees up to the documented pot-merging odd chip (asserted), True when it agrees exactly, and
+    None for a short big blind hand (``_short_big_blind_with_a_call``) pokerkit does not replay to
+    the file's stacks: there only our own replay is checked against the file (the rule itself is
+    checked against an independent settlement in tests/test_hand_differential.py)."""
     phh = loads_phh(text)
+    ours = replay(phh)
+    assert ours.agrees and phh.seats is not None and phh.finishing_stacks is not None, ours
+    if _short_big_blind_with_a_call(ours):
+        try:
+            agrees = _pokerkit_final_stacks(text) == phh.finishing_stacks
+        except (ValueError, UserWarning):  # pokerkit cannot even apply the actions
+            agrees = False
+        return True if agrees else None
     got = _pokerkit_final_stacks(text)
     if got == phh.finishing_stacks:
         return True
-    ours = replay(phh)
-    assert ours.agrees and phh.seats is not None and phh.finishing_stacks is not None, ours
     explained = _pokerkit_stacks(phh.seats, phh.finishing_stacks, ours.events)
     assert got == explained, (
         f"{phh.label()}: pokerkit ended with {got}, the file says {phh.finishing_stacks},"
@@ -457,10 +487,15 @@ def test_acceptance_5_simulate_2000_hands_pokerkit_and_phh_replay_agree(
     assert "chips conserved: yes" in printed and "hands:           2000" in printed, printed
     files = sorted(out.glob("*.phh"))
     assert len(files) == 2000, f"expected 2000 PHH files, got {len(files)}"
-    merged_odd_chips = sum(not _check_with_pokerkit(path.read_text(encoding="utf-8")) for path in files)
-    assert merged_odd_chips <= 20, (
-        f"{merged_odd_chips} hands differ from pokerkit only by the pot-merging odd chip"
-    )
+    checked = Counter(_check_with_pokerkit(path.read_text(encoding="utf-8")) for path in files)
+    with capsys.disabled():
+        print(
+            f"\nPHH files: {checked[True]} agree with pokerkit exactly, {checked[False]} up to the"
+            f" pot-merging odd chip, {checked[None]} short big blinds replayed by our engine only"
+        )
+    assert checked[False] <= 20, f"{checked[False]} hands differ from pokerkit only by the odd chip"
+    assert checked[None] <= len(files) // 20, f"expected few short big blind hands, got {checked[None]}"
+    assert checked[True] + checked[False] >= len(files) * 19 // 20, f"expected most compared, got {checked}"
     code = main(["phh", "replay", "--quiet", str(out)])
     printed = capsys.readouterr().out
     assert code == 0, printed
@@ -516,5 +551,8 @@ def test_simulate_hands_other_structures_replay_cleanly(
     ]
     assert main([*args, "--phh-out", str(out)]) == 0
     assert main(["phh", "replay", "--quiet", str(out)]) == 0, capsys.readouterr().out
-    for path in sorted(out.glob("*.phh")):
-        _check_with_pokerkit(path.read_text(encoding="utf-8"))
+    files = sorted(out.glob("*.phh"))
+    checked = Counter(_check_with_pokerkit(path.read_text(encoding="utf-8")) for path in files)
+    with capsys.disabled():
+        print(f"\nPHH files ({limit}, {ante}), pokerkit exact / odd chip / short big blind: {checked}")
+    assert checked[True] + checked[False] >= len(files) * 9 // 10, f"expected most compared, got {checked}"
