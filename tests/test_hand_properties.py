@@ -11,6 +11,10 @@ and dead small blinds; short stacks) and any interleaving of legal and illegal a
 - hidden information hidden: no event a seat (or a spectator) may see carries another seat's
   hole cards before those cards are shown at showdown (DESIGN 4, BET-4); the deck is published
   only once the hand is over.
+
+And at every decision of random hands, the amount to call and whether a raise is allowed follow
+BET-2 as worked out from the public log alone (a short blind does not lower the call; a short
+all-in reopens nothing to a player who acted).
 """
 
 from __future__ import annotations
@@ -23,8 +27,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from engine.betting import AnteKind, Game, HandSetup, Limit, SeatSetup
+from engine.betting import AnteKind, Game, HandSetup, Limit, SeatSetup, Street, max_raises, street_bet_size
 from engine.events import (
+    ActionKind,
     ActionTaken,
     AntePosted,
     BlindPosted,
@@ -301,3 +306,76 @@ HandMachine.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 TestBet3Clk2ChipsConservedBadInputHarmlessHoleCardsPrivate = HandMachine.TestCase
+
+
+def bet_2_full_raise_and_acted(hand: Hand) -> tuple[int, bool, int]:
+    """From the public log alone (BET-2, TDA Rule 43): the size of a full raise in the current
+    round (the largest full raise, at least the street's bet size; preflop the big blind is the
+    opening bet), whether the player to act acted since the last full raise (or the round's
+    start), and the number of bets and raises made in the round."""
+    setup = hand.setup
+    street = hand.street
+    bet_size = street_bet_size(setup.limit, street, setup.big_blind)
+    current = setup.big_blind if street is Street.PREFLOP else 0
+    raise_size = raises = 0
+    since: list[int] = []
+    for entry in hand.events:
+        if not isinstance(entry, ActionTaken) or entry.street is not street:
+            continue
+        if entry.kind in (ActionKind.BET, ActionKind.RAISE):
+            raises += 1
+            raise_by = entry.to_amount - current
+            if raise_by >= max(raise_size, bet_size) or not current:
+                raise_size, since = raise_by, []
+            current = entry.to_amount
+        since.append(entry.seat)
+    return max(raise_size, bet_size), hand.actor in since, raises
+
+
+@settings(max_examples=400, deadline=None)
+@given(setup=setups(), seed=st.integers(0, 2**32))
+def test_bet_2_amount_to_call_and_reopening_follow_the_rule_at_every_decision(
+    setup: HandSetup, seed: int
+) -> None:
+    """At every decision of a random hand: the amount to call is the largest bet, preflop never
+    less than the big blind (a short blind does not lower it); and a raise is allowed exactly when
+    the player has chips beyond the call, the fixed-limit cap is not reached, someone could answer
+    it, and the player has not acted since the last full raise unless facing a full raise."""
+    rng = random.Random(seed)
+    hand = Hand(setup, rng=rng)
+    while not hand.is_over:
+        legal = hand.legal_actions()
+        seat, bets, stacks = legal.seat, hand.bets, hand.stacks
+        current = max(bets.values())
+        if hand.street is Street.PREFLOP:
+            current = max(current, setup.big_blind)
+        to_call = current - bets[seat]
+        assert legal.call_amount == min(stacks[seat], to_call), (
+            f"expected to call {to_call} (stack {stacks[seat]}), got {legal} in {setup}"
+        )
+        full, acted, raises = bet_2_full_raise_and_acted(hand)
+        cap = max_raises(setup.limit, hand.street)
+        answerable = any(
+            stacks[other] + bets[other] > current
+            for other in hand.seats_in_hand
+            if other != seat
+        )
+        expected = (
+            stacks[seat] > to_call
+            and (cap is None or raises < cap)
+            and answerable
+            and not (acted and to_call < full)
+        )
+        event("BET-2 raise refused over a short all-in" if acted and 0 < to_call < full else "other decision")
+        assert legal.can_raise == expected, (
+            f"expected a raise {'allowed' if expected else 'refused'} (acted {acted}, faces {to_call},"
+            f" full raise {full}, {raises} raises), got {legal} in {setup}, events {hand.events}"
+        )
+        roll = rng.random()
+        if legal.can_raise and roll < 0.4:
+            assert legal.min_raise_to is not None and legal.max_raise_to is not None
+            hand.bet_or_raise_to(rng.choice((legal.min_raise_to, legal.max_raise_to)))
+        elif legal.can_fold and roll < 0.55:
+            hand.fold()
+        else:
+            hand.check_or_call()
