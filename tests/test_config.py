@@ -201,6 +201,9 @@ seat_value = 10000
         ("[clock]\nbanks = 3", "clock.banks: unknown setting"),
         ('[satellite]\nseats = 0\ntarget = "x"\nseat_value = 100', "satellite.seats: must be >= 1"),
         ("[deals]\nmax_left_to_play_percent = 101", "deals.max_left_to_play_percent: must be 0..100"),
+        # END-1: from ~84 % paid the generated structure was flat and the tournament "over" at once
+        ("[payouts]\npercent_paid = 84", "payouts.percent_paid: must be 1..50"),
+        ("[payouts]\npercent_paid = 0", "payouts.percent_paid: must be 1..50"),
         ("[breaks]\nat_minute = 58\nminutes = 5", "breaks.minutes: an hourly break must end by the hour"),
     ],
 )

@@ -25,7 +25,7 @@ from engine.tournament.payouts import (
     structure_for,
     structure_from_table,
 )
-from engine.tournament.standings import Finish
+from engine.tournament.standings import Finish, tournament_over
 from engine.tournament.transfers import (
     HOUSE,
     Reason,
@@ -204,3 +204,17 @@ def test_payout_table_any_pool_sums_exactly_with_positive_non_increasing_prizes(
     assert sum(prizes) == pool, f"prizes {prizes} must sum to the pool {pool}"
     assert all(p >= 1 for p in prizes), f"every paid place gets at least 1 cent, got {prizes}"
     assert list(prizes) == sorted(prizes, reverse=True), f"a higher place never gets less: {prizes}"
+
+
+@pytest.mark.parametrize("percent", [1, 15, 33, 50])
+def test_end_1_generated_structure_first_place_pays_more_than_second(percent: int) -> None:
+    # A flat top would let END-1 (every player left gets the same prize) end the tournament at once.
+    for entries in (*range(2, 300), 1000, 5000, 20_000):
+        for buy_in, pool in ((1, 2), (1, entries), (1000, entries * 910), (1000, entries * 1000 + 7)):
+            prizes = generate_structure(pool, entries, buy_in, percent).prizes
+            assert sum(prizes) == pool, f"{entries} entries, pool {pool}: prizes sum to {sum(prizes)}"
+            if len(prizes) >= 2:
+                assert prizes[0] > prizes[1], (
+                    f"{percent} % of {entries} entries, pool {pool}: first must beat second, got {prizes[:3]}"
+                )
+                assert not tournament_over(len(prizes), prizes), f"END-1 says over at {prizes[:3]}"

@@ -137,6 +137,9 @@ class ReEntry:
     cost: int | None = None
 
 
+MAX_PERCENT_PAID = 50  # see _validate_payouts
+
+
 @dataclass(frozen=True, slots=True)
 class Payouts:
     mode: PayoutMode = PayoutMode.GENERATED
@@ -389,7 +392,14 @@ def _validate_purchases(config: TournamentConfig) -> None:
 
 
 def _validate_payouts(p: Payouts) -> None:
-    _check(1 <= p.percent_paid <= 100, "payouts.percent_paid", f"must be 1..100 (got {p.percent_paid})")
+    # Sites pay 10-20 % of the field. Past half the field the curve's minimum cash (1.2 x the
+    # buy-in) flattens it, and from about 84 % every place gets the same prize, which END-1 reads
+    # as a tournament over before its first hand; 50 % is the sane ceiling.
+    _check(
+        1 <= p.percent_paid <= MAX_PERCENT_PAID,
+        "payouts.percent_paid",
+        f"must be 1..{MAX_PERCENT_PAID} (got {p.percent_paid})",
+    )
     if p.mode is PayoutMode.TABLE:
         _check(len(p.table) > 0, "payouts.table", "must list at least one place when mode is 'table'")
     for i, bp in enumerate(p.table):

@@ -180,6 +180,9 @@ def generate_structure(
 ) -> PayoutStructure:
     """A structure for ``entries`` paying about ``percent_paid`` %, summing exactly to ``pool``.
 
+    First place always pays strictly more than second (END-1 would otherwise end the tournament
+    at once); a pool too small for that pays fewer places.
+
     See the module docstring for the curve and the rounding. ``pool`` 0 gives an empty structure.
     ``max_places`` caps the places paid (the number of distinct players who can finish, when
     re-entries make entries outnumber them), so every paid place is reached and the pool empties.
@@ -187,8 +190,18 @@ def generate_structure(
     if pool < 0 or entries < 0 or buy_in < 0:
         raise PayoutError(f"pool, entries and buy-in must be >= 0 (got {pool}, {entries}, {buy_in})")
     places = min(places_paid(entries, percent_paid), pool, _cap(max_places))
-    if places == 0:
-        return PayoutStructure(prizes=())
+    while places > 0:
+        prizes = _prizes(pool, places, buy_in)
+        # END-1 ends a tournament whose players left would all get the same prize: first place
+        # must pay strictly more than second, or the tournament would be over as it starts.
+        # Only a pool of a few cents can fail this; it then pays fewer places.
+        if places == 1 or prizes[0] > prizes[1]:
+            return PayoutStructure(prizes=tuple(prizes))
+        places -= 1
+    return PayoutStructure(prizes=())
+
+
+def _prizes(pool: int, places: int, buy_in: int) -> list[int]:
     curve = _curve(pool, places, buy_in)
     rounded = [nice_amount(round(v)) for v in curve[1:]]
     for i in range(1, len(rounded)):
@@ -197,7 +210,7 @@ def generate_structure(
     prizes = [first, *rounded]
     if min(prizes) <= 0 or (rounded and first < rounded[0]):
         prizes = split_by_weights(pool, curve)
-    return PayoutStructure(prizes=tuple(prizes))
+    return prizes
 
 
 def _cap(max_places: int | None) -> int:
