@@ -136,3 +136,15 @@ def test_lvl_1_brk_t1_clock_properties(
     for t in ordered:
         assert clock.can_start_hand(t) == (clock.break_at(t) is None)
         assert clock.can_start_hand(clock.resume_at(t))
+
+
+def test_hfh_1_lvl_1_hand_for_hand_pause_inside_a_break_counts_once() -> None:
+    # A synchronized round from 3290 s to 3320 s runs 20 s into the hourly break [3300, 3600):
+    # those 20 s are break time already, so only 10 s may be added as hand-for-hand pause.
+    clock = LevelClock((Level(10, 20, 15),) * 10, Breaks())
+    start, end = 3290, 3320
+    assert clock.pause_seconds_between(start, end) == 10, f"got {clock.pause_seconds_between(start, end)}"
+    stood_at = clock.play_seconds(start)
+    after = clock.play_seconds(end, paused_seconds=clock.pause_seconds_between(start, end))
+    assert after == stood_at == 3290, f"the clock stands still at {stood_at} s during the round, got {after}"
+    assert clock.pause_seconds_between(3400, 3700) == 100 and clock.pause_seconds_between(5, 5) == 0

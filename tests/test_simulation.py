@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 from engine.tournament.config import (
     Balancing,
+    BreakMode,
     BreakOrder,
+    Breaks,
     ButtonRule,
     FirstButton,
     HandForHand,
@@ -85,6 +87,19 @@ def test_hfh_1_simulated_hand_for_hand_rounds_and_level_clock() -> None:
     result = run_tournament(config, 120, seed=5)
     assert result.hand_for_hand_hands > 0, "from 40 players left to the final table, play is hand-for-hand"
     check_finish_order(result, 120)
+    check_money(result)
+
+
+def test_hfh_1_lvl_1_simulated_rounds_running_into_breaks_keep_the_level_clock_still() -> None:
+    # Breaks every 2 minutes of play: seed 2's hand-for-hand rounds run into breaks. The
+    # simulation raises InvariantBroken if the level clock moved during a round (the pause was
+    # counted a second time on top of the break and ran the clock backwards).
+    config = dataclasses.replace(
+        default_config(60), breaks=Breaks(mode=BreakMode.EVERY, every_minutes=2, minutes=1)
+    )
+    result = run_tournament(config, 60, seed=2)
+    assert result.hand_for_hand_hands > 0, "the bubble is played hand for hand"
+    check_finish_order(result, 60)
     check_money(result)
 
 

@@ -176,6 +176,17 @@ class LevelClock:
             total += min(window.end, now) - window.start
         return total
 
+    def pause_seconds_between(self, start: int, end: int) -> int:
+        """HFH-1: the seconds of ``[start, end)`` that are not break time.
+
+        The level clock stands still while a synchronized hand-for-hand round is played; the part
+        of that time inside a break is already left out of play time as break time, so only the
+        rest may be added to ``paused_seconds`` (counting it twice runs the clock backwards).
+        """
+        if end <= start:
+            return 0
+        return (end - start) - (self.break_seconds_until(end) - self.break_seconds_until(start))
+
     # -- levels ---------------------------------------------------------------------------------
 
     def play_seconds(self, now: int, *, paused_seconds: int = 0, deducted_seconds: int = 0) -> int:

@@ -430,7 +430,13 @@ class _Tournament:
             if closed is None:
                 return  # the table waits for the rest of the synchronized round
             self.hfh_hands += 1
-            self.paused += self.now - self.round_started  # the level clock stood still ...
+            # the level clock stood still (break time in the round is break time already) ...
+            stood_at = self.clock.play_seconds(self.round_started, paused_seconds=self.paused)
+            self.paused += self.clock.pause_seconds_between(self.round_started, self.now)
+            if self.clock.play_seconds(self.now, paused_seconds=self.paused) != stood_at:
+                raise InvariantBroken(
+                    f"the level clock moved during the hand-for-hand round {self.round_started}-{self.now} s"
+                )
             self.deducted += closed.deduction_seconds  # ... and loses the deduction instead
             if closed.busts:
                 share = self.config.hand_for_hand.bubble_ties_share and self.round_on_bubble
