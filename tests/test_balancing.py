@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from engine.hand import Hand
 from engine.random_play import play_random_hand
-from engine.table import ButtonRule, Table, TableSettings
+from engine.table import ButtonRule, FirstButton, Table, TableSettings
 from engine.tournament.balancing import (
     MoveReason,
     Plan,
@@ -300,6 +300,7 @@ def test_move_1_agrees_with_the_table_on_who_is_due_the_big_blind(button_rule: B
             {p.seat: p.player for p in engine_table.players},
             big_blind_seat=positions.big_blind if positions else None,
             button=positions.button if positions else engine_table.next_positions().button,
+            next_big_blind_seat=engine_table.next_positions().big_blind,
         )
         target = table(2, [1] if len(source.seats) <= 3 else [1, 2])
         plan = plan_tables([source, target], Balancing(redraw_at_tables=()), random.Random(seed))
@@ -310,6 +311,39 @@ def test_move_1_agrees_with_the_table_on_who_is_due_the_big_blind(button_rule: B
         assert due == 0, (
             f"seed {seed}: moved seat {balance[0].from_seat}, which is {due} hands from the big blind"
         )
+
+
+def test_move_1_forward_button_moves_the_tables_real_next_big_blind() -> None:
+    # 6-max, forward-moving button on seat 1, blinds on 2 and 3; seat 2 busts. The button moves
+    # to seat 3, so seat 4 posts the small blind and seat 5 the big blind -- not seat 4, the first
+    # player after last hand's big blind, as it would be under the dead button.
+    engine_table = Table(
+        TableSettings(size=6, button_rule=ButtonRule.FORWARD, first_button=FirstButton.SEAT_ONE)
+    )
+    for seat in range(1, 7):
+        engine_table.seat_player(seat, f"a{seat}", 1000)
+    engine_table.set_first_button(1)
+    dealt = engine_table.next_positions().dealt_in
+    engine_table.start_hand("h1", 5, 10)
+    finishing = {seat: 1000 for seat in dealt}
+    finishing[2], finishing[4] = 0, 2000
+    engine_table.finish_hand(finishing)
+    upcoming = engine_table.next_positions()
+    assert upcoming.big_blind == 5, f"the table says seat 5 posts the big blind next, got {upcoming}"
+    last = engine_table.last_positions
+    assert last is not None
+    big = TableState(
+        1,
+        6,
+        {p.seat: p.player for p in engine_table.players},
+        big_blind_seat=last.big_blind,
+        button=last.button,
+        next_big_blind_seat=upcoming.big_blind,
+    )
+    plan = plan_tables([big, TableState(2, 6, {1: "b1", 2: "b2"})], Balancing(), random.Random(1))
+    assert [m.player for m in plan.moves] == ["a5"], (
+        f"expected a5 (due the big blind) to move, got {plan.moves}"
+    )
 
 
 def test_brk_1_waits_only_for_the_tables_whose_seats_it_needs() -> None:

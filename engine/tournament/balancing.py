@@ -23,7 +23,8 @@ The procedure, in order (every step is deterministic for a given ``rng`` state):
    next has been moved the fewest times, then the lowest table number. The destination: the
    smallest idle table with the lowest number. One move at a time from largest to smallest is the
    fewest moves that can close the gap.
-4. MOVE-1 who and where. The player moved is the one due the big blind next at the source table.
+4. MOVE-1 who and where. The player moved is the one due the big blind next at the source table
+   (``TableState.next_big_blind_seat``, from the table itself, under either button rule).
    With ``same_position`` they take the empty seat whose turn for the big blind is as near as
    possible to theirs (they were due next, so: the seat that takes the big blind next, or the
    nearest after it); with ``worst_position`` the empty seat that takes the big blind soonest.
@@ -63,8 +64,14 @@ class MoveReason(StrEnum):
 class TableState:
     """What the planner needs to know about one table.
 
-    ``big_blind_seat`` is the seat that posted the big blind in the last hand (``None`` before the
-    first hand, when ``button`` anchors the order instead). ``in_hand`` tables are left alone.
+    ``next_big_blind_seat`` is the seat that posts the big blind in the table's next hand, as the
+    table itself says (``engine.table.Table.next_positions().big_blind``): the one source of truth
+    for MOVE-1 under either button rule. Without it the order is guessed from the last hand: under
+    the dead button the next big blind is the first player after ``big_blind_seat`` (the seat that
+    posted the big blind in the last hand); under the forward-moving button that guess is wrong
+    once a player between the button and the blinds has busted, so give the real seat. Before a
+    table's first hand, ``button`` (the drawn first button) anchors the order instead. ``in_hand``
+    tables are left alone.
     """
 
     table_id: int
@@ -73,6 +80,7 @@ class TableState:
     big_blind_seat: int | None = None
     button: int | None = None
     in_hand: bool = False
+    next_big_blind_seat: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,8 +259,11 @@ def _collapse(moves: list[Move]) -> tuple[Move, ...]:
 
 
 def _anchor(table: TableState) -> int:
-    """The seat the big-blind order starts after: the last big blind; before a table's first hand,
-    the seat of its coming small blind (the first player after the button; heads-up, the button)."""
+    """The seat the big-blind order starts after: the seat before the table's next big blind when
+    it is known; else the last big blind; before a table's first hand, the seat of its coming
+    small blind (the first player after the button; heads-up, the button)."""
+    if table.next_big_blind_seat is not None and table.next_big_blind_seat in table.seats:
+        return (table.next_big_blind_seat - 2) % table.size + 1
     if table.big_blind_seat is not None:
         return table.big_blind_seat
     if table.button is not None:

@@ -56,7 +56,7 @@ from engine.hand import Hand
 from engine.random_play import choose_action
 from engine.table import ButtonRule as TableButtonRule
 from engine.table import FirstButton as TableFirstButton
-from engine.table import JoinRule, SeatedPlayer, Table, TableSettings
+from engine.table import JoinRule, SeatedPlayer, Table, TableError, TableSettings
 from engine.tournament.balancing import MoveReason, TableState, plan_tables
 from engine.tournament.config import FirstButton, Level, TournamentConfig
 from engine.tournament.handforhand import HandForHand, hand_for_hand_due
@@ -221,6 +221,17 @@ def _table_settings(config: TournamentConfig) -> TableSettings:
         join_rule=JoinRule(config.late_entry_position.value),
         limit=config.limit,
     )
+
+
+def _next_big_blind(table: Table) -> int | None:
+    """The seat posting the big blind in ``table``'s next hand (``None`` while it cannot deal or
+    its first button is not drawn yet)."""
+    if len(table.players) < 2:
+        return None
+    try:
+        return table.next_positions().big_blind
+    except TableError:
+        return None
 
 
 def _seat_after_button(seat: int, button: int, size: int) -> int:
@@ -611,14 +622,18 @@ class _Tournament:
         states = []
         for table_id, table in self.tables.items():
             positions = table.last_positions
+            in_hand = table_id in self.running
             states.append(
                 TableState(
                     table_id,
                     table.size,
                     {seated.seat: seated.player for seated in table.players},
                     big_blind_seat=positions.big_blind if positions is not None else None,
-                    button=positions.button if positions is not None else None,
-                    in_hand=table_id in self.running,
+                    # before a table's first hand its drawn button anchors the order
+                    button=positions.button if positions is not None else table.first_button,
+                    in_hand=in_hand,
+                    # MOVE-1: the table's own next big blind, right under either button rule
+                    next_big_blind_seat=None if in_hand else _next_big_blind(table),
                 )
             )
         plan = plan_tables(
