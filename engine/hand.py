@@ -45,7 +45,9 @@ Rules (RULES.md):
   A blind all-in for less than a full blind does not lower what the others must call (TDA,
   Robert's Rules, as major sites play; pokerkit lowers it): they call the full big blind, the
   minimum raise is to two big blinds, the part above the short blind's post forms a side pot, and
-  a part nobody matches is returned (BET-3).
+  a part nobody matches is returned (BET-3), to a small blind that folded facing the full blind
+  too. A big blind left with no chips by its ante posts no blind, and then the largest blind
+  posted is the bet (as before the flop with no blind at all).
 - Folding when checking is possible is refused (``NoBetToFold``), as in pokerkit's tournament
   mode. Many sites let a client fold there after a confirmation, but a fold that gives up nothing
   can only hurt: worse, a player alone in a side pot beside an all-in player could fold it away,
@@ -1126,12 +1128,18 @@ class Hand:
 
     def _amount_to_call_preflop(self) -> int:
         """The bet to call once the blinds are posted: the largest blind posted, and never less
-        than the level's big blind. A blind all-in for less than a full blind does not lower
-        what the others must call (TDA, Robert's Rules); the part of their calls above that
-        blind's post forms a side pot, or is returned when nobody matches it (BET-3)."""
-        top = max(self._bets)
+        than the level's big blind when the big blind posted one. A blind all-in for less than a
+        full blind does not lower what the others must call (TDA, Robert's Rules); the part of
+        their calls above that blind's post forms a side pot, or is returned when nobody matches
+        it (BET-3). A big blind left with nothing after its ante posts no blind at all: then the
+        largest blind posted is the bet (otherwise players who could have checked could fold,
+        leaving their antes above every all-in player's, where nobody could win them)."""
+        bets = self._bets
+        top = max(bets)
         big_blind = self._setup.big_blind
-        return top if top > big_blind else big_blind
+        if top >= big_blind or not bets[self._index[self._setup.big_blind_seat]]:
+            return top
+        return big_blind
 
     def _return_uncalled(self, amounts: list[int]) -> None:
         """Give back the part of the largest amount in ``amounts`` that nobody else matched."""
@@ -1202,11 +1210,9 @@ class Hand:
             bets = self._bets
             matched = bets.count(current)
             if not matched:
-                # Preflop, a short big blind: nobody put in the full blind everyone had to call
-                # (_amount_to_call_preflop); what is above the second largest bet goes back.
-                current = max(bets)
-                matched = bets.count(current)
-            if matched == 1:
+                # Preflop, a short big blind: nobody put in the full blind everyone had to call.
+                self._return_above_short_blind()
+            elif matched == 1:
                 # Nobody matched the largest bet: the part above the second largest goes back
                 # (not to a killed hand: its chips are dead money, PEN-1).
                 i = bets.index(current)
@@ -1235,6 +1241,26 @@ class Hand:
             return
         self._deal_next_street()
         self._begin_round()
+
+    def _return_above_short_blind(self) -> None:
+        """End of a preflop round where nobody put in the full big blind everyone had to call
+        (_amount_to_call_preflop): the part of the largest bet above the second largest goes
+        back, as any uncalled bet (BET-3). Here it may belong to a small blind that folded
+        facing the full blind: nobody still in put in as much, so nobody could win that part.
+        Only a killed hand's chips stay in the middle (PEN-1)."""
+        bets = self._bets
+        top = max(bets)
+        if bets.count(top) > 1:
+            return
+        i = bets.index(top)
+        seat = self._order[i]
+        if not self._in[i] and any(type(e) is HandKilled and e.seat == seat for e in self._log):
+            return
+        bets[i] = 0
+        cutoff = max(bets)
+        bets[i] = cutoff
+        self._stacks[i] += top - cutoff
+        self._log.append((UncalledBetReturned, seat, top - cutoff))
 
     def _deal_next_street(self) -> None:
         number = self._street_no + 1

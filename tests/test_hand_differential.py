@@ -72,6 +72,7 @@ from engine.events import (
     ActionKind,
     ActionTaken,
     AntePosted,
+    BlindKind,
     BlindPosted,
     CardsMucked,
     CardsShown,
@@ -351,8 +352,11 @@ def full_raise_faced(hand: Hand) -> tuple[int, bool]:
     setup = hand.setup
     street = hand.street
     bet_size = street_bet_size(setup.limit, street, setup.big_blind)
-    # Preflop the big blind is the bet to raise (never less: rule 2); afterwards no bet at first.
-    current = setup.big_blind if street is FeltdStreet.PREFLOP else 0
+    # Preflop the big blind is the bet to raise (never less once posted: rule 2); afterwards no bet.
+    current = 0
+    if street is FeltdStreet.PREFLOP:
+        blinds = {e.blind: e.amount for e in hand.events if isinstance(e, BlindPosted)}
+        current = max(blinds.get(BlindKind.SMALL, 0), setup.big_blind if BlindKind.BIG in blinds else 0)
     raise_size = 0
     since: list[int] = []  # seats that acted since the last full raise
     for event in hand.events:
@@ -396,10 +400,11 @@ def bet_2_difference(hand: Hand, got: tuple[Any, ...], expected: tuple[Any, ...]
 
 
 def lifted_big_blind(hand: Hand) -> bool:
-    """Whether no blind was posted in full, so that the others must call more than was posted
-    (a short big blind: rule 2 in engine.hand, TDA / Robert's Rules)."""
-    posted = [e.amount for e in hand.events if isinstance(e, BlindPosted)]
-    return max(posted, default=0) < hand.setup.big_blind
+    """Whether the big blind posted less than a full blind and no blind was posted in full, so
+    that the others must call more than was posted (a short big blind: rule 2 in engine.hand,
+    TDA / Robert's Rules; a big blind left nothing by its ante posts no blind and lifts nothing)."""
+    blinds = {e.blind: e.amount for e in hand.events if isinstance(e, BlindPosted)}
+    return BlindKind.BIG in blinds and max(blinds.values()) < hand.setup.big_blind
 
 
 def independent_finishing_stacks(hand: Hand) -> dict[int, int]:

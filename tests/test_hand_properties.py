@@ -32,6 +32,7 @@ from engine.events import (
     ActionKind,
     ActionTaken,
     AntePosted,
+    BlindKind,
     BlindPosted,
     CardsMucked,
     CardsShown,
@@ -316,7 +317,10 @@ def bet_2_full_raise_and_acted(hand: Hand) -> tuple[int, bool, int]:
     setup = hand.setup
     street = hand.street
     bet_size = street_bet_size(setup.limit, street, setup.big_blind)
-    current = setup.big_blind if street is Street.PREFLOP else 0
+    current = 0
+    if street is Street.PREFLOP:
+        blinds = {e.blind: e.amount for e in hand.events if isinstance(e, BlindPosted)}
+        current = max(blinds.get(BlindKind.SMALL, 0), setup.big_blind if BlindKind.BIG in blinds else 0)
     raise_size = raises = 0
     since: list[int] = []
     for entry in hand.events:
@@ -347,7 +351,8 @@ def test_bet_2_amount_to_call_and_reopening_follow_the_rule_at_every_decision(
         legal = hand.legal_actions()
         seat, bets, stacks = legal.seat, hand.bets, hand.stacks
         current = max(bets.values())
-        if hand.street is Street.PREFLOP:
+        big_blind_posted = any(isinstance(e, BlindPosted) and e.blind is BlindKind.BIG for e in hand.events)
+        if hand.street is Street.PREFLOP and big_blind_posted:
             current = max(current, setup.big_blind)
         to_call = current - bets[seat]
         assert legal.call_amount == min(stacks[seat], to_call), (

@@ -396,6 +396,35 @@ def test_bet_3_short_big_blind_uncalled_part_of_the_full_blind_returned() -> Non
     )
 
 
+def test_bet_3_short_big_blind_small_blind_folding_gets_its_unmatched_part_back() -> None:
+    # The big blind is all-in for 30, less than the small blind's 50; facing the full blind the
+    # small blind folds: nobody still in matched the 20 above the big blind's 30, so it goes back.
+    hand = make_hand(make_setup({1: 10_000, 2: 10_000, 3: 30, 4: 10_000}, button=1, small=2, big=3))
+    hand.fold()  # seat 4
+    hand.fold()  # seat 1
+    legal = hand.legal_actions()
+    assert (legal.seat, legal.call_amount) == (2, 50), f"expected the small blind to face 50, got {legal}"
+    hand.fold()
+    returned = events_of(hand, UncalledBetReturned)
+    assert [(e.seat, e.amount) for e in returned] == [(2, 20)], f"expected 20 back to seat 2, got {returned}"
+    assert hand.finishing_stacks() == {1: 10_000, 2: 9_970, 3: 60, 4: 10_000}, (
+        f"expected the big blind to win 30 + 30, got {hand.finishing_stacks()}"
+    )
+
+
+def test_bet_2_big_blind_left_nothing_by_its_ante_posts_no_blind_and_the_small_blind_is_the_bet() -> None:
+    # Documented choice (engine.hand): with no big blind posted at all, nothing is lifted.
+    setup = make_setup(
+        {1: 1, 2: 3, 3: 3, 4: 1}, button=2, small=3, big=4, blinds=(1, 2), ante=1, ante_kind=AnteKind.EACH
+    )
+    hand = make_hand(setup)
+    assert not events_of(hand, BlindPosted)[1:], f"expected only the small blind posted, got {hand.events}"
+    legal = hand.legal_actions()
+    assert (legal.seat, legal.call_amount, legal.min_raise_to) == (2, 1, 2), (
+        f"expected the small blind's 1 to call, got {legal}"
+    )
+
+
 def test_bet_3_short_big_blind_heads_up_small_blind_gets_the_excess_back() -> None:
     setup = make_setup({1: 10_000, 2: 30}, button=1, small=1, big=2)
     hand = make_hand(setup, {1: "2c7d", 2: "AsAh"}, "KdQs9h5c3s")

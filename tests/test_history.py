@@ -31,7 +31,7 @@ from pokerkit import HandHistory
 
 from engine.betting import AnteKind, Game, HandSetup, Limit, SeatSetup, Street
 from engine.cards import parse_cards
-from engine.events import ActionTaken, BlindPosted, HandEvent, PotAwarded
+from engine.events import ActionTaken, BlindKind, BlindPosted, HandEvent, PotAwarded
 from engine.hand import Hand, deck_for
 from engine.history.phh import (
     PhhError,
@@ -87,13 +87,15 @@ def _pokerkit_stacks(
 
 
 def _short_big_blind_with_a_call(ours: ReplayResult) -> bool:
-    """Whether no blind was posted in full and someone then put chips in before the flop: the
+    """Whether the big blind posted less than a full blind, no blind was posted in full, and
+    someone then put chips in before the flop: the
     others had to call the full big blind (engine.hand, rule 2), which PHH's ``cc`` cannot say to
     pokerkit (its amount to call is the largest blind posted, and a raise to the full blind is
     below its minimum raise), so pokerkit cannot replay such a hand faithfully."""
     assert ours.setup is not None, ours
-    posted = [event.amount for event in ours.events if isinstance(event, BlindPosted)]
-    return max(posted, default=0) < ours.setup.big_blind and any(
+    blinds = {event.blind: event.amount for event in ours.events if isinstance(event, BlindPosted)}
+    lifted = BlindKind.BIG in blinds and max(blinds.values()) < ours.setup.big_blind
+    return lifted and any(
         isinstance(event, ActionTaken) and event.street is Street.PREFLOP and event.amount
         for event in ours.events
     )
