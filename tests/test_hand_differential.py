@@ -37,6 +37,27 @@ How the two are lined up (rule choices, not weakened comparisons):
   winners regrouped by pokerkit's rule. Every pot amount and every winner is still compared; only
   the rounding differs, by rule, and the number of hands where it mattered is asserted small.
 - pokerkit runs in tournament mode, which refuses a fold when checking is possible, as feltd does.
+
+Two rules where feltd deliberately departs from pokerkit (engine.hand's docstring), handled so
+that nothing is skipped silently (the test prints how many hands went each way):
+
+- Reopening (BET-2, TDA Rule 43). Where the two disagree only on whether the player to act may
+  raise, ``bet_2_difference`` works out from the public log alone that it is exactly the rule's
+  case: feltd refuses a player who acted since the last full raise and faces less than a full
+  raise (pokerkit lets the first raise of a round reopen even when it is a short all-in, so a
+  limper may re-raise over it), or feltd allows a player facing at least a full raise that
+  pokerkit's running sum of short all-ins refuses (then a call or fold is played). Everything
+  else at that decision is compared, the action played is legal in both, and the finishing
+  stacks must still agree exactly.
+- Short big blind. feltd has the others call the full big blind; pokerkit's amount to call is
+  the largest blind posted and a raise to the full blind is below its minimum raise (tried:
+  ``complete_bet_or_raise_to`` refuses it), so no faithful replay exists. Those hands (the big
+  blind posted less than a full blind, no blind was full, and someone has a decision) are
+  played by feltd alone: at each preflop decision before a raise the call must be the full blind
+  and the minimum raise two big blinds, and the finishing stacks must equal an independent
+  settlement of the log and cards (``independent_finishing_stacks``: uncalled parts returned,
+  pots by contribution level, pokerkit's hand evaluation), which is itself checked against
+  every hand compared with pokerkit.
 """
 
 from __future__ import annotations
