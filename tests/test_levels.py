@@ -148,3 +148,15 @@ def test_hfh_1_lvl_1_hand_for_hand_pause_inside_a_break_counts_once() -> None:
     after = clock.play_seconds(end, paused_seconds=clock.pause_seconds_between(start, end))
     assert after == stood_at == 3290, f"the clock stands still at {stood_at} s during the round, got {after}"
     assert clock.pause_seconds_between(3400, 3700) == 100 and clock.pause_seconds_between(5, 5) == 0
+
+
+def test_brk_t1_reg_5_add_on_break_is_known_before_it_is_generated() -> None:
+    late = LevelClock(LEVELS, Breaks(), start_wall_seconds=0, add_on_break_at=57 * MIN)
+    assert late.add_on_break() == BreakWindow(60 * MIN, 63 * MIN, BreakKind.ADD_ON), (
+        f"got {late.add_on_break()}"
+    )
+    assert late.resume_at(56 * MIN) == 63 * MIN, "a table reaching the :55 break resumes after both breaks"
+    assert LevelClock(LEVELS, Breaks()).add_on_break() is None
+    zero = LevelClock(LEVELS, Breaks(mode=BreakMode.NONE, addon_break_minutes=0), add_on_break_at=30 * MIN)
+    assert zero.add_on_break() == BreakWindow(30 * MIN, 30 * MIN, BreakKind.ADD_ON), "0 minutes: no pause"
+    assert zero.can_start_hand(30 * MIN), "a 0-minute add-on break stops no table"

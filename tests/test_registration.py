@@ -381,3 +381,24 @@ def test_idempotency_keys_are_deterministic() -> None:
     )
     second = [t.idempotency_key for t in a.rebuy("p0", START + 2, RICH, 0).transfers]
     assert second == ["t:p0:rebuy:2:pool"], f"the counter must advance, got {second}"
+
+
+@pytest.mark.parametrize("period_minutes", [57, 60])
+def test_reg_5_brk_t1_add_on_window_is_the_clocks_add_on_break_after_a_scheduled_break(
+    period_minutes: int,
+) -> None:
+    # Hourly breaks at :55 for 5 minutes, start on the hour: a rebuy period ending at 57 min falls
+    # inside the break [55, 60) min, so the add-on break follows it: [60, 63) min. A period of
+    # exactly 60 min ends as that break ends: the add-on break is [60, 63) min as well.
+    config = replace(REBUY_CONFIG, rebuys=Rebuys(period_minutes=period_minutes, cost=1000, chips=1500))
+    reg = registered(config, 2)
+    at_zero = Registration(config, 0)
+    assert at_zero.add_on_window() == (3600, 3780), f"expected (3600, 3780), got {at_zero.add_on_window()}"
+    on_the_hour = Registration(config, START, start_wall_seconds=0)
+    assert on_the_hour.add_on_window() == (START + 3600, START + 3780), f"got {on_the_hour.add_on_window()}"
+    reg.start(START)
+    window = reg.add_on_window()
+    assert window is not None
+    assert reg.can_add_on("p0", window[0], RICH) and not reg.can_add_on("p0", window[1], RICH), (
+        f"add-ons are sold in {window} only"
+    )

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.tournament.config import (
+    AddOn,
     Balancing,
     BreakMode,
     BreakOrder,
@@ -21,6 +22,7 @@ from engine.tournament.config import (
     HandForHand,
     HandForHandTrigger,
     MovedPlayerSeat,
+    Rebuys,
     load_config,
 )
 from engine.tournament.simulation import SimulationError, SimulationResult, default_config, run_tournament
@@ -100,6 +102,25 @@ def test_hfh_1_lvl_1_simulated_rounds_running_into_breaks_keep_the_level_clock_s
     result = run_tournament(config, 60, seed=2)
     assert result.hand_for_hand_hands > 0, "the bubble is played hand for hand"
     check_finish_order(result, 60)
+    check_money(result)
+
+
+@pytest.mark.parametrize("period_minutes", [57, 60])
+def test_reg_5_brk_t1_add_ons_sold_when_the_add_on_break_follows_a_scheduled_break(
+    period_minutes: int,
+) -> None:
+    # The rebuy period ends in (or as) the :55 hourly break, so the add-on break follows it; tables
+    # reaching the :55 break used to resume after both breaks and nobody was ever offered an add-on.
+    config = dataclasses.replace(
+        default_config(100),
+        rebuys=Rebuys(period_minutes=period_minutes, cost=1000, chips=10000),
+        add_on=AddOn(cost=1000, chips=15000),
+    )
+    result = run_tournament(config, 100, seed=4)
+    assert result.add_ons > 0, f"expected add-ons sold at the add-on break, got {result.add_ons}"
+    sold = [t for t in result.transfers if t.reason is Reason.ADD_ON]
+    assert len(sold) == result.add_ons, f"{result.add_ons} add-ons, {len(sold)} add-on transfers"
+    check_finish_order(result, 100)
     check_money(result)
 
 

@@ -13,6 +13,8 @@ BRK-T1 Breaks are ``BreakWindow``s in seconds since the start:
 - ``every``: after every ``every_minutes`` of play.
 - a rebuy tournament with an add-on adds a short add-on break (``addon_break_minutes``) when the
   rebuy period ends; if that moment falls inside a scheduled break the add-on break follows it.
+  ``LevelClock.add_on_break()`` is that window and the one source of truth for when add-ons are
+  sold (``Registration.add_on_window``, REG-5); ``clock_for(config)`` builds the clock of a config.
 
 A break starts at a table only when its hand is finished: a hand under way plays on, and the
 table may not start another hand until the break is over (``verify_start_hand``).
@@ -26,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from engine.tournament.config import BreakMode, Breaks, Level
+from engine.tournament.config import BreakMode, Breaks, Level, TournamentConfig
 
 HOUR = 3600
 
@@ -66,6 +68,24 @@ class HandLevel:
     started_at: int
 
 
+def add_on_break_at(config: TournamentConfig) -> int | None:
+    """When ``config``'s add-on break is due, in seconds since the start: the end of the rebuy
+    period (``None`` unless the tournament has both rebuys and an add-on)."""
+    if config.rebuys is None or config.add_on is None:
+        return None
+    return config.rebuys.period_minutes * 60
+
+
+def clock_for(config: TournamentConfig, *, start_wall_seconds: int = 0) -> LevelClock:
+    """The level clock of ``config`` started at ``start_wall_seconds`` on the wall clock."""
+    return LevelClock(
+        config.levels,
+        config.breaks,
+        start_wall_seconds=start_wall_seconds,
+        add_on_break_at=add_on_break_at(config),
+    )
+
+
 def hand_for_hand_deduction_seconds(level_minutes: int, setting_minutes: int | None = None) -> int:
     """HFH-1: seconds the level clock loses per hand-for-hand hand (the setting, else 1 min when
     levels are under 20 minutes, else 2)."""
@@ -94,6 +114,7 @@ class LevelClock:
         self._breaks = breaks
         self._start_wall = start_wall_seconds
         self._add_on_pending = add_on_break_at
+        self._add_on_window: BreakWindow | None = None  # once generated (even when 0 minutes long)
         self._windows: list[BreakWindow] = []
         self._scheduled = 0  # scheduled breaks generated so far
         self._break_total = 0
@@ -131,6 +152,7 @@ class LevelClock:
                 start = max(addon, last_end)
                 window = BreakWindow(start, start + self._breaks.addon_break_minutes * 60, BreakKind.ADD_ON)
                 self._add_on_pending = None
+                self._add_on_window = window
             elif scheduled is not None:
                 start = max(scheduled, last_end)
                 window = BreakWindow(start, start + self._breaks.minutes * 60, BreakKind.SCHEDULED)
@@ -144,6 +166,16 @@ class LevelClock:
             if window.seconds > 0:  # a zero-minute break is no break
                 self._windows.append(window)
                 self._break_total += window.seconds
+
+    def add_on_break(self) -> BreakWindow | None:
+        """BRK-T1/REG-5: the add-on break (``None`` without one): from the end of the rebuy period,
+        or from the end of the scheduled break(s) that period ends in. Its length is
+        ``addon_break_minutes`` and may be 0 (no pause for the tables, see ``Registration``)."""
+        # every round of ``_extend`` either generates the add-on window or moves past a
+        # scheduled break that starts no later than it, so this ends
+        while self._add_on_pending is not None and not self._exhausted:
+            self._extend(self._add_on_pending)
+        return self._add_on_window
 
     def breaks_until(self, now: int) -> tuple[BreakWindow, ...]:
         """Every break that has started by ``now``."""

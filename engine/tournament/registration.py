@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from engine.tournament.config import TournamentConfig
+from engine.tournament.levels import clock_for
 from engine.tournament.transfers import (
     HOUSE,
     Reason,
@@ -317,9 +318,15 @@ class Registration:
     Registration is open from construction (the announcement, REG-1).
     """
 
-    def __init__(self, config: TournamentConfig, start_at: float) -> None:
+    def __init__(
+        self, config: TournamentConfig, start_at: float, *, start_wall_seconds: int | None = None
+    ) -> None:
+        """``start_wall_seconds`` places the start on the wall clock for the hourly breaks (only
+        its minute of the hour matters); by default ``start_at`` is taken to be on it."""
         self.config = config
         self.start_at = start_at
+        self.start_wall_seconds = int(start_at) if start_wall_seconds is None else start_wall_seconds
+        self._add_on_window: tuple[float, float] | None = None
         self.phase = Phase.REGISTERING
         self.registered: list[str] = []  # in order of registration
         self.waiting: list[str] = []  # in order: the first is promoted first
@@ -387,18 +394,31 @@ class Registration:
         return r is None or now >= self.start_at + r.period_minutes * 60
 
     def add_on_window(self) -> tuple[float, float] | None:
-        """When an add-on may be bought: the add-on break at the end of the rebuy period.
+        """When an add-on may be bought (REG-5, BRK-T1): the clock's add-on break.
 
+        With rebuys that is ``LevelClock.add_on_break()`` -- the break at the end of the rebuy
+        period, or right after the scheduled break(s) the period ends in -- and at least one
+        minute long (an add-on break of 0 minutes still sells for a minute while tables play).
         Without rebuys, from the start until the longer of late registration and the add-on
         break length. None when the tournament has no add-on.
         """
         if self.config.add_on is None:
             return None
-        b = self.config.breaks.addon_break_minutes
-        if self.config.rebuys is not None:
-            end = self.start_at + self.config.rebuys.period_minutes * 60
-            return end, end + max(b, 1) * 60
-        return self.start_at, self.start_at + max(b, self.config.late_registration_minutes, 1) * 60
+        if self._add_on_window is None:
+            b = self.config.breaks.addon_break_minutes
+            if self.config.rebuys is not None:
+                window = clock_for(self.config, start_wall_seconds=self.start_wall_seconds).add_on_break()
+                assert window is not None  # rebuys and an add-on always make an add-on break
+                self._add_on_window = (
+                    self.start_at + window.start,
+                    self.start_at + max(window.end, window.start + 60),
+                )
+            else:
+                self._add_on_window = (
+                    self.start_at,
+                    self.start_at + max(b, self.config.late_registration_minutes, 1) * 60,
+                )
+        return self._add_on_window
 
     # -- internal --------------------------------------------------------------------------------
 

@@ -60,7 +60,7 @@ from engine.table import JoinRule, SeatedPlayer, Table, TableError, TableSetting
 from engine.tournament.balancing import MoveReason, TableState, plan_tables
 from engine.tournament.config import FirstButton, Level, TournamentConfig
 from engine.tournament.handforhand import HandForHand, hand_for_hand_due
-from engine.tournament.levels import LevelClock, hand_for_hand_deduction_seconds
+from engine.tournament.levels import clock_for, hand_for_hand_deduction_seconds
 from engine.tournament.payouts import (
     PayoutStructure,
     effective_guarantee,
@@ -82,6 +82,8 @@ from engine.tournament.transfers import (
 
 _END = 0  # event kinds; a hand's end sorts before a start at the same second
 _START = 1
+_ADD_ON = 2  # the add-on break opens (or closes): every idle table's players are offered one
+_NO_TABLE = -1  # the table id of an event for the whole tournament
 # the whole-field checks (every seat of every table) run every this many hands
 CHECK_SEATS_EVERY = 250
 HAND_BASE_SECONDS = 12
@@ -293,9 +295,9 @@ class _Tournament:
         self.finished = False
         self.plans = 0
         self.plans_waited = 0  # plans that had to wait for hands under way
-        rebuys = config.rebuys
-        add_on_at = rebuys.period_minutes * 60 if rebuys is not None and config.add_on is not None else None
-        self.clock = LevelClock(config.levels, config.breaks, add_on_break_at=add_on_at)
+        # one clock for the breaks and the add-on break; the registration sells add-ons in the
+        # same clock's add-on window (REG-5, BRK-T1)
+        self.clock = clock_for(config, start_wall_seconds=self.registration.start_wall_seconds)
         self.deduction = hand_for_hand_deduction_seconds(
             config.regular_level_minutes, config.hand_for_hand.deduction_minutes
         )
@@ -348,6 +350,9 @@ class _Tournament:
         for table_id in sorted(self.tables):
             self.recount(table_id)
             self.schedule(0, _START, table_id)
+        window = self.registration.add_on_window()
+        if window is not None:
+            self.schedule(int(window[0]), _ADD_ON, _NO_TABLE)
 
     def _first_button(self, table: Table) -> None:
         """SEAT-2 at ``table`` now, or (a lone player cannot draw) before its first hand."""
@@ -380,6 +385,9 @@ class _Tournament:
             )
         at, _, kind, table_id = heapq.heappop(self.events)
         self.now = max(self.now, at)
+        if kind == _ADD_ON:
+            self.add_on_break()
+            return
         if table_id not in self.tables:
             return  # broken since
         if kind == _END:
@@ -457,6 +465,7 @@ class _Tournament:
             self.eliminate(busts, False, table_id)
         if self.finished:
             return
+        self.offer_add_ons(table_id)  # a table whose hand ran into the add-on break
         if not self.round_active and not self.hfh_pending and self.hand_for_hand_due():
             self.hfh_pending = True  # tables finish their hands, then play synchronized rounds
         self.settle()
@@ -572,6 +581,18 @@ class _Tournament:
         self.rebuys += 1
         self.purchases += 1
         return True
+
+    def add_on_break(self) -> None:
+        """REG-5: the add-on window opens: every player at an idle table is offered the add-on now
+        (a table in a hand is offered when its hand ends); when it closes, sales end."""
+        window = self.registration.add_on_window()
+        if window is None or self.add_on_done:
+            return
+        for table_id in sorted(self.tables):
+            if table_id not in self.running:
+                self.offer_add_ons(table_id)
+        if self.now < window[1]:
+            self.schedule(int(window[1]), _ADD_ON, _NO_TABLE)  # then ``offer_add_ons`` closes them
 
     def offer_add_ons(self, table_id: int) -> None:
         """In the add-on window (the add-on break) each bot still in may buy the add-on (REG-5)."""
