@@ -58,8 +58,8 @@ Rules (RULES.md):
 - Showdown (BET-4): when a player still in is all-in, all hands are face up. Otherwise hands are
   shown from the last aggressor of the last round (else the first player left of the button);
   a hand that cannot win any pot it is eligible for, given the hands shown so far, is mucked.
-  Pots are built and split by ``engine.pots``: each pot on its own, its odd chips (all of the
-  remainder) to the first winner left of the button.
+  Pots are built and split by ``engine.pots``: tied winners share evenly, the odd chips one each
+  from the first winner left of the button, and players who tie for several pots share their sum.
 - When all but one player fold, that player wins every pot and shows nothing.
 - Killed hands (PEN-1, TDA R71): the seats in ``HandSetup.killed`` (a sit-out penalty the table
   applies) are dealt in, post and receive cards, then are folded before any action; ``kill``
@@ -126,7 +126,7 @@ from engine.events import (
     new_action_taken,
 )
 from engine.fairness import SALT_BYTES, FairnessError, check_deck, layout_for
-from engine.pots import Pot, build_pots, pot_levels, split_pot
+from engine.pots import Pot, build_pots, next_odd_chip, pot_levels, split_pot
 
 __all__ = [
     "BettingNotReopened",
@@ -458,7 +458,7 @@ class Hand:
         # engine.fairness.digest, on the bytes the deck check already made.
         self._commitment = sha256(packed + salt).hexdigest()
         # Players are kept in deal order: index 0 is the first seat left of the button, so the
-        # lowest index among tied winners is the one that gets the odd chip (BET-3).
+        # lowest index among tied winners is the first to get an odd chip (BET-3).
         self._order = order
         self._n = n
         self._index = index
@@ -1327,6 +1327,10 @@ class Hand:
                     log.append((CardsMucked, order[i]))
         value_of = values.__getitem__
         face_up = self._face_up
+        # The same players tying for consecutive pots share their sum (BET-3, engine.pots): the
+        # odd chips of each further pot start where the previous pot's stopped.
+        previous: tuple[int, ...] = ()
+        odd_start = 0
         for index, (amount, eligible) in enumerate(pots):
             if face_up:
                 best = max(map(value_of, eligible))
@@ -1338,9 +1342,13 @@ class Hand:
                 shares: tuple[int, ...] = (amount,)
                 stacks[winners[0]] += amount
             else:
-                shares = split_pot(amount, winners)
+                if winners != previous:
+                    odd_start = 0
+                shares = split_pot(amount, winners, odd_start)
+                odd_start = next_odd_chip(amount, winners, odd_start)
                 for i, share in zip(winners, shares, strict=True):
                     stacks[i] += share
+            previous = winners
             log.append((_pot_awarded, order, index, amount, eligible, winners, shares, best))
         self._contributions = [0] * n
         self._dead_money = 0

@@ -6,13 +6,16 @@ players' chips count toward the levels they reached but they are eligible for no
 levels with the same eligible players are one pot. Dead money that belongs to the whole table
 (the big blind ante, LVL-1) goes into the main pot, which every player still in is eligible for.
 
-Splitting: each winner gets ``amount // len(winners)``; the remainder (fewer chips than winners)
-goes to the first winner left of the button. Callers list players in that order.
+Splitting (BET-3): tied winners share as evenly as possible, and no player gets more than one
+odd chip (TDA General Concept on odd chips); the odd chips go one each to the winners in order
+from the first left of the button. Callers list winners in that order. When the same players tie
+for several pots (a main pot and a side pot, say), all the chips they win are divided equally
+between them, as if it were one pot (PokerStars' rule, which pokerkit implements too by merging
+such pots): ``split_pot`` takes the position where the previous pot's odd chips stopped, so
+splitting those pots one by one gives every player exactly their share of the sum, while each
+pot keeps its own award in the hand's log.
 
-Pot formation is pokerkit's (``State.pots``), which the differential test holds us to. Splitting
-differs in one corner: pokerkit first kills the hands that win nothing and re-forms the pots with
-the survivors only, so adjacent pots won by the same players merge and share one remainder; here
-every pot is split on its own, as a dealer splits each side pot (TDA).
+Pot formation is pokerkit's (``State.pots``), which the differential test holds us to.
 """
 
 from __future__ import annotations
@@ -102,10 +105,23 @@ def pot_levels(
     return pots
 
 
-def split_pot(amount: int, winners: Sequence[int]) -> tuple[int, ...]:
-    """Each winner's share of ``amount``, winners in order from the first left of the button; the
-    odd chips go to the first of them (BET-3)."""
+def split_pot(amount: int, winners: Sequence[int], start: int = 0) -> tuple[int, ...]:
+    """Each winner's share of ``amount``, winners in order from the first left of the button (BET-3).
+
+    The odd chips (fewer than the winners) go one each to the winners from position ``start`` on,
+    wrapping round. For the first pot the same players split, ``start`` is 0; for each further pot
+    they split, it is where the previous pot's odd chips stopped (``next_odd_chip``), which makes
+    the pots together split like their sum.
+    """
     if not winners:
         raise PotError("a pot needs at least one winner")
-    share, odd = divmod(amount, len(winners))
-    return tuple(share + (odd if i == 0 else 0) for i in range(len(winners)))
+    count = len(winners)
+    if not 0 <= start < count:
+        raise PotError(f"the first odd chip goes to one of the {count} winners, got position {start}")
+    share, odd = divmod(amount, count)
+    return tuple(share + ((i - start) % count < odd) for i in range(count))
+
+
+def next_odd_chip(amount: int, winners: Sequence[int], start: int = 0) -> int:
+    """Where the odd chips of the next pot the same ``winners`` split begin, after this one's."""
+    return (start + amount % len(winners)) % len(winners)

@@ -13,8 +13,7 @@ How the two are lined up (rule choices, not weakened comparisons):
 - pokerkit indexes players from the first seat left of the button, with the button last, and
   heads-up it swaps who posts which blind and ante (``antes[not i]``); the test passes per-index
   values swapped accordingly. feltd keeps the same order internally, which is also the order in
-  which odd chips are given (both give the whole remainder of a split to the first winner left
-  of the button).
+  which odd chips are given (from the first winner left of the button).
 - Fixed limit: feltd allows a bet and three raises per round with the big blind counting as the
   preflop bet (BET-1); pokerkit's ``FixedLimitTexasHoldem`` allows four raises preflop. The test
   builds pokerkit's ``State`` with streets capped at 3 raises preflop and 4 after, so both play
@@ -27,15 +26,15 @@ How the two are lined up (rule choices, not weakened comparisons):
   player to act preflop as the one after the largest posted blind, breaking a tie toward the
   button, so it would let the big blind act first, against BTN-2. Equal blinds are generated
   everywhere else, where the tie breaks the same way in both.
-- Odd chips: feltd splits each pot on its own (BET-3, TDA: every side pot is a separate pot,
-  its odd chip to the first winner left of the button). pokerkit first kills every hand that wins
-  nothing, then rebuilds the pots with only the surviving hands as eligible, which merges adjacent
-  pots that the same survivors contest, and splits each merged pot once. So when the same players
-  split several pots, the odd chips can land differently (pokerkit: one remainder for the merged
-  pot; feltd: one per pot). The test therefore compares pokerkit's stacks with feltd's result
-  re-split the pokerkit way (``as_pokerkit_splits``): feltd's own pots, amounts, eligibility and
-  winners regrouped by pokerkit's rule. Every pot amount and every winner is still compared; only
-  the rounding differs, by rule, and the number of hands where it mattered is asserted small.
+- Odd chips: both divide all the chips the same tied players win, over one pot or several, as
+  one sum (pokerkit merges such pots; feltd carries the odd-chip position from pot to pot, see
+  engine.pots). They differ in one corner: when a sum leaves two or more odd chips, pokerkit gives
+  them all to the first winner left of the button, feltd one each from that winner on (BET-3,
+  TDA: no player receives more than one odd chip). The test compares pokerkit's stacks with
+  feltd's pots re-split pokerkit's way (``as_pokerkit_splits``: feltd's own pots, amounts,
+  eligibility and winners, regrouped by pokerkit's rule), so every pot amount and every winner is
+  still compared, and asserts that wherever feltd's own stacks differ from pokerkit's, a sum with
+  two or more odd chips explains it; those hands are counted and must stay rare.
 - pokerkit runs in tournament mode, which refuses a fold when checking is possible, as feltd does.
 
 Two rules where feltd deliberately departs from pokerkit (engine.hand's docstring), handled so
@@ -65,6 +64,7 @@ from __future__ import annotations
 import random
 import warnings
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -288,7 +288,7 @@ def deal_pending(state: State, hand: Hand, order: tuple[int, ...]) -> None:
 def as_pokerkit_splits(hand: Hand) -> dict[int, int]:
     """feltd's finishing stacks with its pots re-split the way pokerkit splits them: only seats
     that win something stay eligible, adjacent pots with the same eligible survivors merge, and
-    each merged pot's remainder goes to its first winner left of the button."""
+    each merged pot's whole remainder goes to its first winner left of the button."""
     awards = [e for e in hand.events if isinstance(e, PotAwarded)]
     stacks = hand.finishing_stacks()
     survivors = {seat for award in awards for seat in award.winners}
@@ -309,6 +309,24 @@ def as_pokerkit_splits(hand: Hand) -> dict[int, int]:
     return stacks
 
 
+def has_several_odd_chips(hand: Hand) -> bool:
+    """Whether some sum of pots split by the same winners leaves two or more odd chips: the one
+    case where feltd (one odd chip each) and pokerkit (all to the first winner) round apart."""
+    sums: list[tuple[tuple[int, ...], int]] = []
+    for award in (e for e in hand.events if isinstance(e, PotAwarded)):
+        if sums and sums[-1][0] == award.winners:
+            sums[-1] = (award.winners, sums[-1][1] + award.amount)
+        else:
+            sums.append((award.winners, award.amount))
+    return any(amount % len(winners) >= 2 for winners, amount in sums)
+
+
+def split_evenly(amount: int, winners: Sequence[int]) -> list[int]:
+    """BET-3 written out plainly: equal shares, the odd chips one each from the first winner."""
+    share, odd = divmod(amount, len(winners))
+    return [share + (1 if k < odd else 0) for k in range(len(winners))]
+
+
 @dataclass
 class Played:
     setup: HandSetup
@@ -320,6 +338,8 @@ class Played:
     with_pokerkit: bool
     # Decisions where only one of feltd and pokerkit allowed a raise (BET-2), by who refused.
     refusals: Counter[str] = field(default_factory=Counter)
+    # Some sum of pots split by the same winners leaves two or more odd chips (see the docstring).
+    several_odd_chips: bool = False
 
 
 def features_of(hand: Hand) -> set[str]:
@@ -433,7 +453,8 @@ def independent_finishing_stacks(hand: Hand) -> dict[int, int]:
     evaluation, without feltd's pots: each round's (and the per-player antes') largest amount is
     cut back to the second largest (BET-3: the uncalled part is returned), then pots by
     contribution level among the players still in, the big blind ante as dead money in the main
-    pot, every pot split on its own with the odd chips to the first winner left of the button."""
+    pot; the chips the same tied players win over consecutive pots are split as one sum, the odd
+    chips one each from the first winner left of the button."""
     setup = hand.setup
     order = deal_order(setup.seat_numbers(), setup.button)
     rounds: dict[str, dict[int, int]] = {}
@@ -479,6 +500,7 @@ def independent_finishing_stacks(hand: Hand) -> dict[int, int]:
     }
     levels = sorted({put_in[seat] for seat in live})
     previous = 0
+    won: list[tuple[list[int], int]] = []  # (winners, chips) with consecutive equal winners summed
     for number, level in enumerate(levels):
         amount = sum(min(c, level) - min(c, previous) for c in put_in.values())
         if number == 0:
@@ -488,10 +510,14 @@ def independent_finishing_stacks(hand: Hand) -> dict[int, int]:
         eligible = [seat for seat in live if put_in[seat] >= level]
         best = max(value[seat] for seat in eligible)
         winners = [seat for seat in eligible if value[seat] == best]
-        share, odd = divmod(amount, len(winners))
-        for k, seat in enumerate(winners):
-            stacks[seat] += share + (odd if k == 0 else 0)
+        if won and won[-1][0] == winners:
+            won[-1] = (winners, won[-1][1] + amount)
+        else:
+            won.append((winners, amount))
         previous = level
+    for winners, amount in won:
+        for seat, share in zip(winners, split_evenly(amount, winners), strict=True):
+            stacks[seat] += share
     return dict(sorted(stacks.items()))
 
 
@@ -614,6 +640,7 @@ def play(number: int, rng: random.Random) -> Played:
         actions=actions,
         feltd=hand.finishing_stacks(),
         feltd_as_pokerkit=as_pokerkit_splits(hand),
+        several_odd_chips=has_several_odd_chips(hand),
         pokerkit={seat: state.stacks[i] for i, seat in enumerate(order)},
         features=features_of(hand),
         with_pokerkit=True,
@@ -639,7 +666,13 @@ def test_bet_1_2_3_differential_finishing_stacks_match_pokerkit() -> None:
                 f" feltd    {played.feltd}\n (re-split the pokerkit way {played.feltd_as_pokerkit})\n"
                 f" {against} {played.pokerkit}"
             )
-            resplit += played.feltd != played.pokerkit
+            if played.feltd != played.pokerkit:
+                assert played.several_odd_chips, (
+                    f"hand {number}: feltd's stacks differ from {against}'s where no sum of pots leaves"
+                    f" two or more odd chips\n setup {played.setup}\n actions {played.actions}\n"
+                    f" feltd {played.feltd}\n {against} {played.pokerkit}"
+                )
+                resplit += 1
             compared[played.with_pokerkit] += 1
             refusals += played.refusals
             kinds[f"{played.setup.limit}/{played.setup.ante_kind}"] += 1
@@ -648,7 +681,8 @@ def test_bet_1_2_3_differential_finishing_stacks_match_pokerkit() -> None:
         f"\ndifferential: {HANDS} hands: {compared[True]} compared with pokerkit (legal actions at every"
         f" decision and finishing stacks; BET-2 decisions where only pokerkit allowed a raise:"
         f" {refusals['feltd']}, only feltd: {refusals['pokerkit']}), {compared[False]} short-big-blind hands"
-        f" checked against the independent settlement; {resplit} re-split by pokerkit's odd-chip rule;"
+        f" checked against the independent settlement; {resplit} where two or more odd chips land by"
+        f" pokerkit's rule instead of one each;"
         f" {dict(covered)}"
     )
     assert sum(compared.values()) == HANDS >= 10_000, f"expected 10,000 hands or more, got {compared}"
@@ -663,5 +697,5 @@ def test_bet_1_2_3_differential_finishing_stacks_match_pokerkit() -> None:
     assert not rare and len(covered) >= 18, (
         f"expected every feature in 1% of hands or more, got {dict(covered)}"
     )
-    # Odd chips of pots split between the same players are a rounding corner, not the norm.
-    assert resplit <= HANDS // 50, f"expected few hands where odd chips differ by rule, got {resplit}"
+    # Sums that leave two or more odd chips are a rounding corner, not the norm.
+    assert resplit <= HANDS // 200, f"expected few hands where odd chips differ by rule, got {resplit}"

@@ -530,7 +530,39 @@ def test_bet_3_side_pot_levels_folded_money_and_big_blind_ante_in_main_pot() -> 
     # Seat 1 folded after putting in 50; seat 2 is all-in for 100; seats 3 and 4 put in 400.
     pots = build_pots({1: 50, 2: 100, 3: 400, 4: 400}, contenders={2, 3, 4}, dead_money=30)
     assert pots == [Pot(30 + 50 * 4 + 50 * 3, (2, 3, 4)), Pot(300 * 2, (3, 4))], f"got {pots}"
-    assert split_pot(101, (4, 2, 3)) == (35, 33, 33), "the odd chips go to the first winner listed"
+    assert split_pot(101, (4, 2, 3)) == (34, 34, 33), "one odd chip each to the first winners listed"
+
+
+def test_bet_3_no_player_gets_more_than_one_odd_chip_per_pot() -> None:
+    assert split_pot(11, (7, 1, 4, 9)) == (3, 3, 3, 2), "3 odd chips, one each from the first winner"
+    assert split_pot(11, (7, 1, 4, 9), start=2) == (3, 2, 3, 3), "odd chips from the third winner on"
+    assert split_pot(12, (7, 1, 4, 9), start=3) == (3, 3, 3, 3), "no odd chip, nothing moves"
+    with pytest.raises(ValueError, match="position 4"):
+        split_pot(11, (7, 1, 4, 9), start=4)
+
+
+def test_bet_3_players_tying_for_a_main_and_a_side_pot_share_their_sum() -> None:
+    # Blinds 5/10, button seat 5. Seat 2 (big blind) is all-in for 41; seats 1 and 3 fold after
+    # putting in 5 and 60, so the main pot (169) and the side pot (337) both have an odd chip.
+    hand = make_hand(
+        make_setup({1: 1_000, 2: 41, 3: 1_000, 4: 1_000, 5: 1_000}, button=5, small=1, big=2, blinds=(5, 10)),
+        holes={1: "7s7d", 2: "2c3d", 3: "8s8d", 4: "AsKd", 5: "AhKc"},
+        board="QsJhTd4c5c",
+    )
+    hand.bet_or_raise_to(60)  # seat 3
+    hand.bet_or_raise_to(200)  # seat 4
+    hand.check_or_call()  # seat 5 calls 200
+    hand.fold()  # seat 1, small blind
+    hand.check_or_call()  # seat 2 calls all-in for 41
+    hand.fold()  # seat 3, 60 in the middle
+    while not hand.is_over:
+        hand.check_or_call()
+    awards = [(a.amount, a.winners, a.shares) for a in events_of(hand, PotAwarded)]
+    # Seats 4 and 5 tie for both pots: 506 between them is 253 each. Splitting each pot on its
+    # own would give seat 4 (first left of the button) both odd chips: 254 against 252.
+    assert awards == [(169, (4, 5), (85, 84)), (337, (4, 5), (168, 169))], f"got {awards}"
+    stacks = hand.finishing_stacks()
+    assert stacks[4] - 800 == stacks[5] - 800 == 253, f"expected 253 each from the pots, got {stacks}"
 
 
 # ---------------------------------------------------------------- BET-4 showdown

@@ -28,6 +28,13 @@ How our hands map onto the format (the PHH spec, "Position" and "Required Fields
   ``pN cbr 300`` (raise *to*), ``d db AhKh2c``, ``pN sm AsKd`` (shown), ``pN sm`` (mucked). A
   timed-out action carries the commentary ``# timeout``. When an all-in ends the betting, the
   hands are shown before the remaining board cards, which is where pokerkit expects them.
+
+Where pokerkit, reading our files, ends on other stacks than ``finishing_stacks`` (by rule, not by
+a fault of the file): a short big blind followed by a call before the flop (we have the others
+call the full big blind, BET-2 in engine.hand; PHH's ``cc`` makes pokerkit call what was posted),
+and a split leaving two or more odd chips (pokerkit gives them all to the first winner, we give
+one each, BET-3 in engine.pots). Our own replay (``engine.history.replay``) agrees with every file
+we write.
 """
 
 from __future__ import annotations
