@@ -5,7 +5,8 @@ machine (REG-1), seats them (SEAT-1, SEAT-2), and plays hands with random-policy
 (``tournament_bot``) on ``engine.table.Table`` / ``engine.hand.Hand`` until the end (END-1).
 Between hands it carries out the break/balance planner's moves (BRK-1, BRK-2, BAL-1, MOVE-1),
 runs hand-for-hand rounds on the bubble (HFH-1), ranks eliminations (ELIM-1, ELIM-2), sells
-rebuys and add-ons when the config offers them (REG-5), and pays the prizes
+rebuys when the config offers them and, when the clock's add-on break opens, offers the add-on
+to every seated player (REG-5, BRK-T1), and pays the prizes
 (``payouts.prizes_for_finishes``). It returns a
 ``SimulationResult`` with every money ``Transfer`` in order, so a store can replay the ledger.
 
