@@ -16,9 +16,9 @@ A hand history (PHH, PokerStars text) is a rendering of this log.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from engine.betting import HandSetup, Street
 from engine.cards import Card
@@ -147,40 +147,52 @@ class ActionTaken(Event):
     timed_out: bool = False
 
 
-def _action_taken_factory() -> Callable[[int, Street, ActionKind, int, int, bool, bool], ActionTaken]:
+class ActionDraft(Event):
+    """An ``ActionTaken`` being built: the very same slots in the same order, so the same memory
+    layout, but without the frozen ``__setattr__``. The hand engine builds every action's event
+    as a draft (plain slot stores, the cheapest way to fill seven slots) and then turns it into an
+    ``ActionTaken`` by assigning ``__class__``, which CPython allows exactly because the layouts
+    are the same (and checks). The result is an ordinary frozen ``ActionTaken``: same type,
+    fields, equality, hash and immutability. Never hand a draft out."""
+
+    __slots__ = ActionTaken.__slots__  # the same names in the same order: the same layout
+    seat: int
+    street: Street
+    kind: ActionKind
+    amount: int
+    to_amount: int
+    all_in: bool
+    timed_out: bool
+
+
+def new_action_taken(
+    seat: int,
+    street: Street,
+    kind: ActionKind,
+    amount: int,
+    to_amount: int,
+    all_in: bool,
+    timed_out: bool,
+) -> ActionTaken:
     """A function equal to ``ActionTaken(...)`` with all seven fields given positionally, that
-    builds the very same frozen value through the slot descriptors instead of the frozen
-    dataclass ``__init__`` (which pays an ``object.__setattr__`` call per field, about 3x the
-    cost): the hand engine builds one for every action. It checks nothing: the engine passes
+    builds the very same frozen value as an ``ActionDraft`` (see there) instead of through the
+    frozen dataclass ``__init__`` (which pays an ``object.__setattr__`` call per field, about 4x
+    the cost): the hand engine builds one for every action. It checks nothing: the engine passes
     values it computed."""
-    new = object.__new__
-    cls = ActionTaken
-    names = ("seat", "street", "kind", "amount", "to_amount", "all_in", "timed_out")
-    s0, s1, s2, s3, s4, s5, s6 = (getattr(cls, name).__set__ for name in names)
-
-    def new_action_taken(
-        seat: int,
-        street: Street,
-        kind: ActionKind,
-        amount: int,
-        to_amount: int,
-        all_in: bool,
-        timed_out: bool,
-    ) -> ActionTaken:
-        event: ActionTaken = new(cls)
-        s0(event, seat)
-        s1(event, street)
-        s2(event, kind)
-        s3(event, amount)
-        s4(event, to_amount)
-        s5(event, all_in)
-        s6(event, timed_out)
-        return event
-
-    return new_action_taken
+    event: Any = _new(ActionDraft)
+    event.seat = seat
+    event.street = street
+    event.kind = kind
+    event.amount = amount
+    event.to_amount = to_amount
+    event.all_in = all_in
+    event.timed_out = timed_out
+    event.__class__ = ActionTaken
+    result: ActionTaken = event
+    return result
 
 
-new_action_taken = _action_taken_factory()
+_new = object.__new__
 
 
 @dataclass(frozen=True, slots=True)

@@ -103,6 +103,7 @@ from engine.betting import (
 from engine.cards import FULL_DECK, Card, cards_str, shuffled_deck
 from engine.evaluator import describe, evaluate7, evaluate_omaha
 from engine.events import (
+    ActionDraft,
     ActionKind,
     ActionTaken,
     AntePosted,
@@ -263,12 +264,8 @@ _NO_LIMIT, _POT_LIMIT, _FIXED_LIMIT = Limit.NO_LIMIT, Limit.POT_LIMIT, Limit.FIX
 _HOLDEM = Game.HOLDEM
 _SMALL, _BIG = BlindKind.SMALL, BlindKind.BIG
 
-# The slot setters of ActionTaken, for the hot paths that build one without a call.
+# The hot paths build their ActionTaken as an ActionDraft without a call (see engine.events).
 _new_event = object.__new__
-_set_seat, _set_street, _set_kind, _set_amount, _set_to_amount, _set_all_in, _set_timed_out = (
-    getattr(ActionTaken, name).__set__
-    for name in ("seat", "street", "kind", "amount", "to_amount", "all_in", "timed_out")
-)
 _STACK_OF = attrgetter("stack")
 # Deal orders by (seats dealt in, button): the same at a table every orbit, so kept (bounded).
 _SEATINGS: dict[tuple[tuple[int, ...], int], tuple[tuple[int, ...], int, dict[int, int]]] = {}
@@ -664,14 +661,16 @@ class Hand:
         live = self._live - 1
         self._live = live
         # new_action_taken, inlined (see engine.events).
-        event: ActionTaken = _new_event(ActionTaken)
-        _set_seat(event, self._order[i])
-        _set_street(event, self._street)
-        _set_kind(event, _FOLD)
-        _set_amount(event, 0)
-        _set_to_amount(event, bet)
-        _set_all_in(event, False)
-        _set_timed_out(event, False)
+        draft: Any = _new_event(ActionDraft)
+        draft.seat = self._order[i]
+        draft.street = self._street
+        draft.kind = _FOLD
+        draft.amount = 0
+        draft.to_amount = bet
+        draft.all_in = False
+        draft.timed_out = False
+        draft.__class__ = ActionTaken
+        event: ActionTaken = draft
         self._log.append(event)
         if live <= 1 or not actors:
             self._end_round()
@@ -699,21 +698,23 @@ class Hand:
         if amount > stack:
             amount = stack
         # new_action_taken, inlined (see engine.events).
-        event: ActionTaken = _new_event(ActionTaken)
+        draft: Any = _new_event(ActionDraft)
         if amount:
             bet += amount
             stack -= amount
             self._bets[i] = bet
             stacks[i] = stack
-            _set_kind(event, _CALL)
+            draft.kind = _CALL
         else:
-            _set_kind(event, _CHECK)
-        _set_seat(event, self._order[i])
-        _set_street(event, self._street)
-        _set_amount(event, amount)
-        _set_to_amount(event, bet)
-        _set_all_in(event, not stack)
-        _set_timed_out(event, False)
+            draft.kind = _CHECK
+        draft.seat = self._order[i]
+        draft.street = self._street
+        draft.amount = amount
+        draft.to_amount = bet
+        draft.all_in = not stack
+        draft.timed_out = False
+        draft.__class__ = ActionTaken
+        event: ActionTaken = draft
         self._log.append(event)
         if self._live <= 1 or not actors:
             self._end_round()
@@ -847,14 +848,16 @@ class Hand:
             self._raise_size = raise_by
         self._raise_count += 1
         # new_action_taken, inlined (see engine.events).
-        event: ActionTaken = _new_event(ActionTaken)
-        _set_seat(event, self._order[i])
-        _set_street(event, self._street)
-        _set_kind(event, _RAISE if current else _BET)
-        _set_amount(event, put_in)
-        _set_to_amount(event, amount)
-        _set_all_in(event, not stack)
-        _set_timed_out(event, False)
+        draft: Any = _new_event(ActionDraft)
+        draft.seat = self._order[i]
+        draft.street = self._street
+        draft.kind = _RAISE if current else _BET
+        draft.amount = put_in
+        draft.to_amount = amount
+        draft.all_in = not stack
+        draft.timed_out = False
+        draft.__class__ = ActionTaken
+        event: ActionTaken = draft
         self._log.append(event)
         if self._live <= 1 or not responders:
             self._end_round()
