@@ -459,9 +459,9 @@ class Hand:
         self._order = order
         self._n = n
         self._index = index
-        stacks = list(map(_STACK_OF, seats))
-        self._starting: tuple[int, ...] = tuple(stacks[k:] + stacks[:k])
-        self._stacks: list[int] = list(self._starting)
+        starting = tuple(map(_STACK_OF, seats[k:] + seats[:k]))
+        self._starting: tuple[int, ...] = starting
+        self._stacks: list[int] = list(starting)
         self._bets: list[int] = [0] * n
         self._current = 0  # the bet to call this street: max(self._bets), preflop at least the big blind
         self._contributions: list[int] = [0] * n  # collected into the pots, excluding dead money
@@ -1192,7 +1192,10 @@ class Hand:
             # Without antes, everyone's total is still their starting stack.
             totals = self._starting if self._setup.ante_kind is _NO_ANTE else map(add, bets, stacks)
             second = sorted(totals)[-2]
-            actors = deque([j for j in _RINGS[n][opener] if stacks[j] and second > bets[j]])
+            if 0 not in stacks and max(bets) < second:
+                actors = deque(_RINGS[n][opener])  # the common case, without a loop: everyone acts
+            else:
+                actors = deque([j for j in _RINGS[n][opener] if stacks[j] and second > bets[j]])
         self._last_opener = opener
         self._actors = actors
         self._reopened_at = len(self._log)
@@ -1225,7 +1228,12 @@ class Hand:
                     bets[i] = cutoff
                     self._stacks[i] += current - cutoff
                     self._log.append((UncalledBetReturned, self._order[i], current - cutoff))
-            self._contributions = list(map(add, self._contributions, bets))
+            if self._street_no or self._setup.ante_kind is _EACH_ANTE:
+                self._contributions = list(map(add, self._contributions, bets))
+            else:
+                # The first collection, with nothing collected before (only per-player antes
+                # are): the bets are the contributions, and the list is no longer the bets.
+                self._contributions = bets
             self._bets = [0] * self._n
             self._current = 0
         if live == 1:
@@ -1336,8 +1344,12 @@ class Hand:
         odd_start = 0
         for index, (amount, eligible) in enumerate(pots):
             if face_up:
-                best = max(map(value_of, eligible))
-                winners = tuple([i for i in eligible if values[i] == best])
+                ranked = list(map(value_of, eligible))
+                best = max(ranked)
+                if ranked.count(best) == 1:
+                    winners: tuple[int, ...] = (eligible[ranked.index(best)],)  # the common case
+                else:
+                    winners = tuple([i for i in eligible if values[i] == best])
             else:
                 best = max([values[i] for i in eligible if i in shown])
                 winners = tuple([i for i in eligible if i in shown and values[i] == best])
