@@ -1178,7 +1178,12 @@ class Hand:
             # in with chips (no bets yet on this street). Zero stacks are all-in players still in
             # (see _end_round).
             with_chips = self._live - stacks.count(0) + self._dead_broke
-            actors = deque([j for j in _RINGS[n][0] if still_in[j] and stacks[j]] if with_chips > 1 else ())
+            if with_chips <= 1:
+                actors: deque[int] = deque()
+            elif with_chips == self._live:
+                actors = deque(compress(_RANGES[n], still_in))  # nobody all-in: everyone still in
+            else:
+                actors = deque([j for j in _RINGS[n][0] if still_in[j] and stacks[j]])
         elif self._live < n:
             # Hands killed at the deal (PEN-1): as below, among the live players only.
             opener = (self._index[self._setup.big_blind_seat] + 1) % n
