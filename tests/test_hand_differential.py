@@ -85,6 +85,7 @@ from pokerkit import (
 from pokerkit import (
     Street as PkStreet,
 )
+from public_log import bet_2_full_raise_and_acted
 
 from engine.betting import AnteKind, Game, HandSetup, Limit, SeatSetup, max_raises, street_bet_size
 from engine.betting import Street as FeltdStreet
@@ -384,35 +385,6 @@ def choose_and_act(rng: random.Random, hand: Hand, *, may_raise: bool = True) ->
     return hand.check_or_call()
 
 
-def full_raise_faced(hand: Hand) -> tuple[int, bool]:
-    """The size of a full raise in the current round and whether the player to act has acted
-    since the last full raise (or the start of the round), worked out from the public log alone
-    (BET-2, TDA Rule 43): a bet or raise is full when it raises by at least the largest full raise
-    so far and at least the street's bet size (preflop the big blind is the opening bet), and the
-    opening bet of a round after the flop always is."""
-    setup = hand.setup
-    street = hand.street
-    bet_size = street_bet_size(setup.limit, street, setup.big_blind)
-    # Preflop the big blind is the bet to raise (never less once posted: rule 2); afterwards no bet.
-    current = 0
-    if street is FeltdStreet.PREFLOP:
-        blinds = {e.blind: e.amount for e in hand.events if isinstance(e, BlindPosted)}
-        current = max(blinds.get(BlindKind.SMALL, 0), setup.big_blind if BlindKind.BIG in blinds else 0)
-    raise_size = 0
-    since: list[int] = []  # seats that acted since the last full raise
-    for event in hand.events:
-        if not isinstance(event, ActionTaken) or event.street is not street:
-            continue
-        if event.kind in (ActionKind.BET, ActionKind.RAISE):
-            raise_by = event.to_amount - current
-            if raise_by >= max(raise_size, bet_size) or not current:
-                raise_size = raise_by
-                since = []
-            current = event.to_amount
-        since.append(event.seat)
-    return max(raise_size, bet_size), hand.actor in since
-
-
 def bet_2_difference(hand: Hand, got: tuple[Any, ...], expected: tuple[Any, ...], where: str) -> str | None:
     """When feltd and pokerkit disagree only on whether the player to act may raise, check that
     it is BET-2's documented case and say who refuses ("feltd" or "pokerkit"); ``None`` for any
@@ -424,7 +396,7 @@ def bet_2_difference(hand: Hand, got: tuple[Any, ...], expected: tuple[Any, ...]
     facing more than a full raise, whom feltd lets raise). Everything else must still agree."""
     if got[:2] != expected[:2]:
         return None
-    full, acted = full_raise_faced(hand)
+    full, acted, _ = bet_2_full_raise_and_acted(hand)
     if got[2:] == (None, None) and expected[2] is not None:
         assert acted and got[1] < full, (
             f"feltd refuses a raise pokerkit allows {where}, but the actor {'has' if acted else 'has not'}"

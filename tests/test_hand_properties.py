@@ -26,10 +26,10 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from public_log import bet_2_full_raise_and_acted
 
-from engine.betting import AnteKind, Game, HandSetup, Limit, SeatSetup, Street, max_raises, street_bet_size
+from engine.betting import AnteKind, Game, HandSetup, Limit, SeatSetup, Street, max_raises
 from engine.events import (
-    ActionKind,
     ActionTaken,
     AntePosted,
     BlindKind,
@@ -307,33 +307,6 @@ HandMachine.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 TestBet3Clk2ChipsConservedBadInputHarmlessHoleCardsPrivate = HandMachine.TestCase
-
-
-def bet_2_full_raise_and_acted(hand: Hand) -> tuple[int, bool, int]:
-    """From the public log alone (BET-2, TDA Rule 43): the size of a full raise in the current
-    round (the largest full raise, at least the street's bet size; preflop the big blind is the
-    opening bet), whether the player to act acted since the last full raise (or the round's
-    start), and the number of bets and raises made in the round."""
-    setup = hand.setup
-    street = hand.street
-    bet_size = street_bet_size(setup.limit, street, setup.big_blind)
-    current = 0
-    if street is Street.PREFLOP:
-        blinds = {e.blind: e.amount for e in hand.events if isinstance(e, BlindPosted)}
-        current = max(blinds.get(BlindKind.SMALL, 0), setup.big_blind if BlindKind.BIG in blinds else 0)
-    raise_size = raises = 0
-    since: list[int] = []
-    for entry in hand.events:
-        if not isinstance(entry, ActionTaken) or entry.street is not street:
-            continue
-        if entry.kind in (ActionKind.BET, ActionKind.RAISE):
-            raises += 1
-            raise_by = entry.to_amount - current
-            if raise_by >= max(raise_size, bet_size) or not current:
-                raise_size, since = raise_by, []
-            current = entry.to_amount
-        since.append(entry.seat)
-    return max(raise_size, bet_size), hand.actor in since, raises
 
 
 @settings(max_examples=400, deadline=None)
