@@ -58,8 +58,8 @@ Rules (RULES.md):
 - Showdown (BET-4): when a player still in is all-in, all hands are face up. Otherwise hands are
   shown from the last aggressor of the last round (else the first player left of the button);
   a hand that cannot win any pot it is eligible for, given the hands shown so far, is mucked.
-  Pots are built and split by ``engine.pots``: tied winners share evenly, the odd chips one each
-  from the first winner left of the button, and players who tie for several pots share their sum.
+  Pots are built and split by ``engine.pots``: tied winners share evenly, the odd chips to the
+  first winner left of the button, and players who tie for several pots share their sum.
 - When all but one player fold, that player wins every pot and shows nothing.
 - Killed hands (PEN-1, TDA R71): the seats in ``HandSetup.killed`` (a sit-out penalty the table
   applies) are dealt in, post and receive cards, then are folded before any action; ``kill``
@@ -127,7 +127,7 @@ from engine.events import (
     new_action_taken,
 )
 from engine.fairness import SALT_BYTES, FairnessError, check_deck, layout_for
-from engine.pots import Pot, build_pots, next_odd_chip, pot_levels, split_pot
+from engine.pots import Pot, build_pots, pot_levels, split_pots
 
 __all__ = [
     "BettingNotReopened",
@@ -455,7 +455,7 @@ class Hand:
         # engine.fairness.digest, on the bytes the deck check already made.
         self._commitment = sha256(packed + salt).hexdigest()
         # Players are kept in deal order: index 0 is the first seat left of the button, so the
-        # lowest index among tied winners is the first to get an odd chip (BET-3).
+        # lowest index among tied winners gets the odd chips (BET-3).
         self._order = order
         self._n = n
         self._index = index
@@ -1343,33 +1343,38 @@ class Hand:
                     log.append((CardsMucked, order[i]))
         value_of = values.__getitem__
         face_up = self._face_up
-        # The same players tying for consecutive pots share their sum (BET-3, engine.pots): the
-        # odd chips of each further pot start where the previous pot's stopped.
-        previous: tuple[int, ...] = ()
-        odd_start = 0
-        for index, (amount, eligible) in enumerate(pots):
+        winners_of: list[tuple[int, ...]] = []
+        for amount, eligible in pots:
             if face_up:
                 ranked = list(map(value_of, eligible))
                 best = max(ranked)
                 if ranked.count(best) == 1:
-                    winners: tuple[int, ...] = (eligible[ranked.index(best)],)  # the common case
-                else:
-                    winners = tuple([i for i in eligible if values[i] == best])
+                    winners_of.append((eligible[ranked.index(best)],))  # the common case
+                    continue
+                winners_of.append(tuple([i for i in eligible if values[i] == best]))
             else:
                 best = max([values[i] for i in eligible if i in shown])
-                winners = tuple([i for i in eligible if i in shown and values[i] == best])
+                winners_of.append(tuple([i for i in eligible if i in shown and values[i] == best]))
+        index = 0
+        while index < len(pots):
+            winners = winners_of[index]
             if len(winners) == 1:
-                shares: tuple[int, ...] = (amount,)
+                amount, eligible = pots[index]
                 stacks[winners[0]] += amount
-            else:
-                if winners != previous:
-                    odd_start = 0
-                shares = split_pot(amount, winners, odd_start)
-                odd_start = next_odd_chip(amount, winners, odd_start)
+                log.append((_pot_awarded, order, index, amount, eligible, winners, (amount,), values[winners[0]]))
+                index += 1
+                continue
+            # The same players tying for consecutive pots share their sum (BET-3, engine.pots).
+            end = index + 1
+            while end < len(pots) and winners_of[end] == winners:
+                end += 1
+            group = pots[index:end]
+            best = values[winners[0]]
+            for (amount, eligible), shares in zip(group, split_pots([a for a, _ in group], winners), strict=True):
                 for i, share in zip(winners, shares, strict=True):
                     stacks[i] += share
-            previous = winners
-            log.append((_pot_awarded, order, index, amount, eligible, winners, shares, best))
+                log.append((_pot_awarded, order, index, amount, eligible, winners, shares, best))
+                index += 1
         self._contributions = [0] * n
         self._dead_money = 0
         self._finish()

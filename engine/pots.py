@@ -6,14 +6,15 @@ players' chips count toward the levels they reached but they are eligible for no
 levels with the same eligible players are one pot. Dead money that belongs to the whole table
 (the big blind ante, LVL-1) goes into the main pot, which every player still in is eligible for.
 
-Splitting (BET-3): tied winners share as evenly as possible, and no player gets more than one
-odd chip (TDA General Concept on odd chips); the odd chips go one each to the winners in order
-from the first left of the button. Callers list winners in that order. When the same players tie
-for several pots (a main pot and a side pot, say), all the chips they win are divided equally
-between them, as if it were one pot (PokerStars' rule, which pokerkit implements too by merging
-such pots): ``split_pot`` takes the position where the previous pot's odd chips stopped, so
-splitting those pots one by one gives every player exactly their share of the sum, while each
-pot keeps its own award in the hand's log.
+Splitting (BET-3): tied winners share equally and the odd chips (what is left when the pot is
+divided by the number of winners) go to the first winner left of the button, as RULES.md states
+it and TDA Rule 20 writes it ("the odd chip(s)"); pokerkit, our test oracle, does the same.
+Callers list winners in order from the first left of the button. When the same players tie for
+several pots (a main pot and a side pot, say), all the chips they win are divided as if it were
+one pot (PokerStars' rule, which pokerkit implements too by merging such pots): ``split_pot``
+takes what the same winners already split in the pots before, so splitting those pots one by one
+gives every player exactly their share of the sum, while each pot keeps its own award in the
+hand's log.
 
 Pot formation is pokerkit's (``State.pots``), which the differential test holds us to.
 """
@@ -105,23 +106,39 @@ def pot_levels(
     return pots
 
 
-def split_pot(amount: int, winners: Sequence[int], start: int = 0) -> tuple[int, ...]:
-    """Each winner's share of ``amount``, winners in order from the first left of the button (BET-3).
+def split_pot(amount: int, winners: Sequence[int]) -> tuple[int, ...]:
+    """Each winner's share of ``amount``, winners in order from the first left of the button
+    (BET-3): equal shares, the odd chips to the first winner."""
+    return split_pots((amount,), winners)[0]
 
-    The odd chips (fewer than the winners) go one each to the winners from position ``start`` on,
-    wrapping round. For the first pot the same players split, ``start`` is 0; for each further pot
-    they split, it is where the previous pot's odd chips stopped (``next_odd_chip``), which makes
-    the pots together split like their sum.
+
+def split_pots(amounts: Sequence[int], winners: Sequence[int]) -> list[tuple[int, ...]]:
+    """Each winner's share of each of consecutive pots the same ``winners`` tie for, such that
+    together they split like the sum of ``amounts`` (BET-3).
+
+    Every pot first gives each winner its whole share (``amount // len(winners)``). The chips
+    left over, pot by pot, then go to the winners in turn, each in as many rounds as the sum
+    allows, and the chips too few for another round to the first winner: so nobody's award in a
+    pot is negative, and the totals are exactly the sum's equal shares plus its odd chips to the
+    first winner.
     """
     if not winners:
         raise PotError("a pot needs at least one winner")
+    if any(amount < 0 for amount in amounts):
+        raise PotError(f"pots are not negative, got {list(amounts)}")
     count = len(winners)
-    if not 0 <= start < count:
-        raise PotError(f"the first odd chip goes to one of the {count} winners, got position {start}")
-    share, odd = divmod(amount, count)
-    return tuple(share + ((i - start) % count < odd) for i in range(count))
-
-
-def next_odd_chip(amount: int, winners: Sequence[int], start: int = 0) -> int:
-    """Where the odd chips of the next pot the same ``winners`` split begin, after this one's."""
-    return (start + amount % len(winners)) % len(winners)
+    if count == 1:
+        return [(amount,) for amount in amounts]
+    leftovers = [amount % count for amount in amounts]
+    rounds, odd = divmod(sum(leftovers), count)
+    # Who receives each leftover chip, in the order the pots hand them out.
+    receivers = [*range(count)] * rounds + [0] * odd
+    split: list[tuple[int, ...]] = []
+    taken = 0
+    for amount, leftover in zip(amounts, leftovers, strict=True):
+        shares = [amount // count] * count
+        for receiver in receivers[taken : taken + leftover]:
+            shares[receiver] += 1
+        taken += leftover
+        split.append(tuple(shares))
+    return split

@@ -31,9 +31,8 @@ How our hands map onto the format (the PHH spec, "Position" and "Required Fields
 
 Where pokerkit, reading our files, ends on other stacks than ``finishing_stacks`` (by rule, not by
 a fault of the file): a short big blind followed by a call before the flop (we have the others
-call the full big blind, BET-2 in engine.hand; PHH's ``cc`` makes pokerkit call what was posted),
-and a split leaving two or more odd chips (pokerkit gives them all to the first winner, we give
-one each, BET-3 in engine.pots). Our own replay (``engine.history.replay``) agrees with every file
+call the full big blind, BET-2 in engine.hand; PHH's ``cc`` makes pokerkit call what was posted,
+and no PHH field says otherwise). Our own replay (``engine.history.replay``) agrees with every file
 we write.
 """
 
