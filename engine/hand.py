@@ -1344,7 +1344,7 @@ class Hand:
         value_of = values.__getitem__
         face_up = self._face_up
         winners_of: list[tuple[int, ...]] = []
-        for amount, eligible in pots:
+        for _, eligible in pots:
             if face_up:
                 ranked = list(map(value_of, eligible))
                 best = max(ranked)
@@ -1361,7 +1361,8 @@ class Hand:
             if len(winners) == 1:
                 amount, eligible = pots[index]
                 stacks[winners[0]] += amount
-                log.append((_pot_awarded, order, index, amount, eligible, winners, (amount,), values[winners[0]]))
+                best = values[winners[0]]
+                log.append((_pot_awarded, order, index, amount, eligible, winners, (amount,), best))
                 index += 1
                 continue
             # The same players tying for consecutive pots share their sum (BET-3, engine.pots).
@@ -1370,7 +1371,8 @@ class Hand:
                 end += 1
             group = pots[index:end]
             best = values[winners[0]]
-            for (amount, eligible), shares in zip(group, split_pots([a for a, _ in group], winners), strict=True):
+            split = split_pots([amount for amount, _ in group], winners)
+            for (amount, eligible), shares in zip(group, split, strict=True):
                 for i, share in zip(winners, shares, strict=True):
                     stacks[i] += share
                 log.append((_pot_awarded, order, index, amount, eligible, winners, shares, best))
