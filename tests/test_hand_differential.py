@@ -1,19 +1,20 @@
-"""Differential test: feltd's hand engine against pokerkit, hand by hand.
+"""Differential test: feltd's hand engine against pokerkit, hand by hand (acceptance item 2).
 
-Random hands (no limit, pot limit, fixed limit; hold'em and Omaha; no ante, per-player antes, big
-blind ante; 2..10 players; many short stacks so all-ins and side pots are common; dead buttons,
-dead small blinds, heads-up) are played through feltd with a seeded random legal policy. The
-same hand runs in pokerkit in lockstep, with the same cards and the same actions. At every
-decision the player to act, the amount to call and the smallest and largest bet or raise must
-agree; at the end the cards dealt, the hands shown or mucked at showdown (and their order) and
-every finishing stack must agree.
+10,000 random hands (no limit, pot limit, fixed limit; hold'em and Omaha; no ante, per-player
+antes, big blind ante; 2..10 players; many short stacks, a short small blind among them, so
+all-ins and side pots are common; dead buttons, dead small blinds, heads-up) are played through
+feltd with a seeded random legal policy. The same hand runs in pokerkit in lockstep, with the
+same cards and the same actions. At every decision the player to act, the amount to call and the
+smallest and largest bet or raise must agree; at the end the cards dealt, the hands shown or
+mucked at showdown (and their order) and every finishing stack must agree exactly, in every one
+of the 10,000 hands.
 
 How the two are lined up (rule choices, not weakened comparisons):
 
 - pokerkit indexes players from the first seat left of the button, with the button last, and
   heads-up it swaps who posts which blind and ante (``antes[not i]``); the test passes per-index
   values swapped accordingly. feltd keeps the same order internally, which is also the order in
-  which odd chips are given (from the first winner left of the button).
+  which tied winners are listed (the odd chips go to the first winner left of the button).
 - Fixed limit: feltd allows a bet and three raises per round with the big blind counting as the
   preflop bet (BET-1); pokerkit's ``FixedLimitTexasHoldem`` allows four raises preflop. The test
   builds pokerkit's ``State`` with streets capped at 3 raises preflop and 4 after, so both play
@@ -26,15 +27,10 @@ How the two are lined up (rule choices, not weakened comparisons):
   player to act preflop as the one after the largest posted blind, breaking a tie toward the
   button, so it would let the big blind act first, against BTN-2. Equal blinds are generated
   everywhere else, where the tie breaks the same way in both.
-- Odd chips: both divide all the chips the same tied players win, over one pot or several, as
-  one sum (pokerkit merges such pots; feltd carries the odd-chip position from pot to pot, see
-  engine.pots). They differ in one corner: when a sum leaves two or more odd chips, pokerkit gives
-  them all to the first winner left of the button, feltd one each from that winner on (BET-3,
-  TDA: no player receives more than one odd chip). The test compares pokerkit's stacks with
-  feltd's pots re-split pokerkit's way (``as_pokerkit_splits``: feltd's own pots, amounts,
-  eligibility and winners, regrouped by pokerkit's rule), so every pot amount and every winner is
-  still compared, and asserts that wherever feltd's own stacks differ from pokerkit's, a sum with
-  two or more odd chips explains it; those hands are counted and must stay rare.
+- Odd chips (BET-3): both give all the odd chips of a split to the first winner left of the
+  button, and both split the chips the same tied players win over consecutive pots as one sum
+  (pokerkit merges such pots, feltd's ``engine.pots.split_pots`` splits them together), so the
+  stacks agree to the chip; the hands where a split leaves two or more odd chips are counted.
 - pokerkit runs in tournament mode, which refuses a fold when checking is possible, as feltd does.
 
 Two rules where feltd deliberately departs from pokerkit (engine.hand's docstring), handled so
@@ -48,15 +44,18 @@ that nothing is skipped silently (the test prints how many hands went each way):
   pokerkit's running sum of short all-ins refuses (then a call or fold is played). Everything
   else at that decision is compared, the action played is legal in both, and the finishing
   stacks must still agree exactly.
-- Short big blind. feltd has the others call the full big blind; pokerkit's amount to call is
-  the largest blind posted and a raise to the full blind is below its minimum raise (tried:
-  ``complete_bet_or_raise_to`` refuses it), so no faithful replay exists. Those hands (the big
-  blind posted less than a full blind, no blind was full, and someone has a decision) are
-  played by feltd alone: at each preflop decision before a raise the call must be the full blind
-  and the minimum raise two big blinds, and the finishing stacks must equal an independent
-  settlement of the log and cards (``independent_finishing_stacks``: uncalled parts returned,
-  pots by contribution level, pokerkit's hand evaluation), which is itself checked against
-  every hand compared with pokerkit.
+- Short big blind (BET-2). feltd has the others call the full big blind, as card rooms do;
+  pokerkit's amount to call is the largest blind posted and a raise to the full blind is below
+  its minimum raise (tried: ``complete_bet_or_raise_to`` refuses it), so no faithful replay in
+  pokerkit exists. So the 10,000 hands compared with pokerkit give the big blind at least the
+  blind and its ante (every other stack, the small blind's included, may be short), and the
+  short big blinds are played in a second test, by feltd alone: a few hundred hands where the
+  big blind is all-in for less than a full blind and no blind is posted in full. There, at each
+  preflop decision before a raise the call must be the full blind and the minimum raise two big
+  blinds, and the finishing stacks must equal an independent settlement of the log and cards
+  (``independent_finishing_stacks``: uncalled parts returned, pots by contribution level,
+  pokerkit's hand evaluation, BET-3's odd chips), which is itself checked against every hand
+  compared with pokerkit.
 """
 
 from __future__ import annotations
@@ -106,6 +105,7 @@ from engine.fairness import deal_order, layout_for
 from engine.hand import Hand
 
 HANDS = 10_000
+SHORT_BIG_BLIND_HANDS = 400
 SEED = 20261201
 
 AUTOMATIONS = (
@@ -125,8 +125,10 @@ STRUCTURES = {
 STREET_ORDER = (FeltdStreet.PREFLOP, FeltdStreet.FLOP, FeltdStreet.TURN, FeltdStreet.RIVER)
 
 
-def random_setup(rng: random.Random, number: int) -> HandSetup:
-    """A random but legal setup, biased toward short stacks and odd positions."""
+def random_setup(rng: random.Random, number: int, *, short_big_blind: bool = False) -> HandSetup:
+    """A random but legal setup, biased toward short stacks and odd positions. The big blind has
+    at least the blind and its ante (the one stack never drawn short: see the module docstring),
+    or, with ``short_big_blind``, fewer chips than the blind once any per-player ante is paid."""
     game = Game.OMAHA if rng.random() < 0.1 else Game.HOLDEM
     limit = rng.choice((Limit.NO_LIMIT, Limit.POT_LIMIT, Limit.FIXED_LIMIT))
     # Every size is played; small tables more often, since pokerkit's showdown evaluation makes
@@ -174,10 +176,22 @@ def random_setup(rng: random.Random, number: int) -> HandSetup:
         # (test_btn_2_heads_up_equal_blinds_button_still_first covers feltd there).
         small_blind = max(1, big_blind // 2) if big_blind > 1 else 0
         small = small if small_blind else None
+    # The big blind's ante: the table's with a big blind ante, its own with per-player antes.
+    full = big_blind + ante
+
+    def big_blind_stack() -> int:
+        if short_big_blind:
+            # Per-player antes are posted before the blinds, a big blind ante after the blind.
+            return (ante if kind is AnteKind.EACH else 0) + rng.randint(1, big_blind - 1)
+        drawn = stack()
+        return drawn if drawn >= full else rng.randint(full, full + 3 * big_blind)
+
     return HandSetup(
         hand_id=f"diff-{number}",
         table_size=table_size,
-        seats=tuple(SeatSetup(seat, f"p{seat}", stack()) for seat in seats),
+        seats=tuple(
+            SeatSetup(seat, f"p{seat}", big_blind_stack() if seat == big else stack()) for seat in seats
+        ),
         button=button,
         small_blind_seat=small,
         big_blind_seat=big,
@@ -286,33 +300,16 @@ def deal_pending(state: State, hand: Hand, order: tuple[int, ...]) -> None:
             return
 
 
-def as_pokerkit_splits(hand: Hand) -> dict[int, int]:
-    """feltd's finishing stacks with its pots re-split the way pokerkit splits them: only seats
-    that win something stay eligible, adjacent pots with the same eligible survivors merge, and
-    each merged pot's whole remainder goes to its first winner left of the button."""
-    awards = [e for e in hand.events if isinstance(e, PotAwarded)]
-    stacks = hand.finishing_stacks()
-    survivors = {seat for award in awards for seat in award.winners}
-    groups: list[tuple[tuple[int, ...], int, tuple[int, ...]]] = []
-    for award in awards:
-        for seat, share in zip(award.winners, award.shares, strict=True):
-            stacks[seat] -= share
-        key = tuple(seat for seat in award.eligible if seat in survivors)
-        if groups and groups[-1][0] == key:
-            assert groups[-1][2] == award.winners, f"merged pots with different winners: {awards}"
-            groups[-1] = (key, groups[-1][1] + award.amount, award.winners)
-        else:
-            groups.append((key, award.amount, award.winners))
-    for _, amount, winners in groups:
-        share, odd = divmod(amount, len(winners))
-        for i, seat in enumerate(winners):
-            stacks[seat] += share + (odd if i == 0 else 0)
-    return stacks
+def split_evenly(amount: int, winners: Sequence[int]) -> list[int]:
+    """BET-3 written out plainly: equal shares, all the odd chips to the first winner."""
+    share, odd = divmod(amount, len(winners))
+    return [share + odd, *[share] * (len(winners) - 1)]
 
 
-def has_several_odd_chips(hand: Hand) -> bool:
-    """Whether some sum of pots split by the same winners leaves two or more odd chips: the one
-    case where feltd (one odd chip each) and pokerkit (all to the first winner) round apart."""
+def several_odd_chips(hand: Hand) -> bool:
+    """Whether the chips the same tied players won over consecutive pots leave two or more odd
+    chips: the splits where giving them all to the first winner shows (a single odd chip goes to
+    the first winner under any rule)."""
     sums: list[tuple[tuple[int, ...], int]] = []
     for award in (e for e in hand.events if isinstance(e, PotAwarded)):
         if sums and sums[-1][0] == award.winners:
@@ -322,25 +319,17 @@ def has_several_odd_chips(hand: Hand) -> bool:
     return any(amount % len(winners) >= 2 for winners, amount in sums)
 
 
-def split_evenly(amount: int, winners: Sequence[int]) -> list[int]:
-    """BET-3 written out plainly: equal shares, the odd chips one each from the first winner."""
-    share, odd = divmod(amount, len(winners))
-    return [share + (1 if k < odd else 0) for k in range(len(winners))]
-
-
 @dataclass
 class Played:
     setup: HandSetup
     actions: list[str]
     feltd: dict[int, int]
-    feltd_as_pokerkit: dict[int, int]
-    pokerkit: dict[int, int]  # or, when not with_pokerkit, the independent settlement
+    expected: dict[int, int]  # pokerkit's finishing stacks, or the independent settlement's
     features: set[str]
-    with_pokerkit: bool
+    # Some sum of pots split by the same winners leaves two or more odd chips (``several_odd_chips``).
+    several_odd_chips: bool
     # Decisions where only one of feltd and pokerkit allowed a raise (BET-2), by who refused.
     refusals: Counter[str] = field(default_factory=Counter)
-    # Some sum of pots split by the same winners leaves two or more odd chips (see the docstring).
-    several_odd_chips: bool = False
 
 
 def features_of(hand: Hand) -> set[str]:
@@ -353,6 +342,10 @@ def features_of(hand: Hand) -> set[str]:
         "heads-up": len(setup.seats) == 2,
         "dead button": setup.button not in setup.seat_numbers(),
         "dead small blind": setup.small_blind_seat is None,
+        "short small blind": any(
+            isinstance(e, BlindPosted) and e.blind is BlindKind.SMALL and e.amount < setup.small_blind
+            for e in events
+        ),
         "side pots": len(awards) >= 2,
         "split pot": any(len(a.winners) > 1 for a in awards),
         "all-in, hands face up": any(isinstance(e, HandsShown) for e in events),
@@ -425,8 +418,8 @@ def independent_finishing_stacks(hand: Hand) -> dict[int, int]:
     evaluation, without feltd's pots: each round's (and the per-player antes') largest amount is
     cut back to the second largest (BET-3: the uncalled part is returned), then pots by
     contribution level among the players still in, the big blind ante as dead money in the main
-    pot; the chips the same tied players win over consecutive pots are split as one sum, the odd
-    chips one each from the first winner left of the button."""
+    pot; the chips the same tied players win over consecutive pots are split as one sum, all its
+    odd chips to the first winner left of the button (BET-3)."""
     setup = hand.setup
     order = deal_order(setup.seat_numbers(), setup.button)
     rounds: dict[str, dict[int, int]] = {}
@@ -502,6 +495,7 @@ def play_short_big_blind(number: int, setup: HandSetup, hand: Hand, rng: random.
     big = setup.big_blind
     actions: list[str] = []
     raised = False
+    called = False
     while not hand.is_over:
         legal = hand.legal_actions()
         if hand.street is FeltdStreet.PREFLOP and not raised:
@@ -518,25 +512,31 @@ def play_short_big_blind(number: int, setup: HandSetup, hand: Hand, rng: random.
                     f" got {legal} after {actions} in {setup}"
                 )
         event = choose_and_act(rng, hand)
+        # Someone called the full blind, more than any blind posted, before any raise.
+        called = called or (
+            event.street is FeltdStreet.PREFLOP
+            and not raised
+            and event.kind is ActionKind.CALL
+            and event.to_amount == big
+        )
         raised = raised or event.kind in (ActionKind.BET, ActionKind.RAISE)
         actions.append(f"{event.seat}:{event.kind}:{event.to_amount}{':t' if event.timed_out else ''}")
     return Played(
         setup=setup,
         actions=actions,
         feltd=hand.finishing_stacks(),
-        feltd_as_pokerkit=hand.finishing_stacks(),
-        pokerkit=independent_finishing_stacks(hand),
-        features=features_of(hand) | {"short big blind, independent settlement"},
-        with_pokerkit=False,
+        expected=independent_finishing_stacks(hand),
+        features=features_of(hand) | ({"call of the full blind"} if called else set()),
+        several_odd_chips=several_odd_chips(hand),
     )
 
 
 def play(number: int, rng: random.Random) -> Played:
+    """One random hand through feltd and pokerkit in lockstep (see the module docstring)."""
     setup = random_setup(rng, number)
     _EVALUATIONS.clear()
     hand = Hand(setup, rng=random.Random(rng.getrandbits(64)))
-    if lifted_big_blind(hand) and not hand.is_over:
-        return play_short_big_blind(number, setup, hand, rng)
+    assert not lifted_big_blind(hand), f"hand {number}: a short big blind in a hand for pokerkit: {setup}"
     order = deal_order(setup.seat_numbers(), setup.button)
     state = pokerkit_state(setup, hand)
     deal_pending(state, hand, order)
@@ -611,63 +611,91 @@ def play(number: int, rng: random.Random) -> Played:
         setup=setup,
         actions=actions,
         feltd=hand.finishing_stacks(),
-        feltd_as_pokerkit=as_pokerkit_splits(hand),
-        several_odd_chips=has_several_odd_chips(hand),
-        pokerkit={seat: state.stacks[i] for i, seat in enumerate(order)},
+        expected={seat: state.stacks[i] for i, seat in enumerate(order)},
         features=features_of(hand),
-        with_pokerkit=True,
+        several_odd_chips=several_odd_chips(hand),
         refusals=refusals,
     )
 
 
 def test_bet_1_2_3_differential_finishing_stacks_match_pokerkit() -> None:
-    """BET-1..BET-3 and LVL-1 posting, against pokerkit over 10,000 random hands."""
+    """BET-1..BET-3 and LVL-1 posting, against pokerkit over 10,000 random hands: the legal
+    actions at every decision and every finishing stack, exactly."""
     rng = random.Random(SEED)
     kinds: Counter[str] = Counter()
     covered: Counter[str] = Counter()
-    resplit = 0
-    compared = {True: 0, False: 0}  # hands compared with pokerkit / with the independent settlement
     refusals: Counter[str] = Counter()
+    several = 0
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message="Due to non-standard folds")
         for number in range(HANDS):
             played = play(number, rng)
-            against = "pokerkit" if played.with_pokerkit else "independent settlement"
-            assert played.feltd_as_pokerkit == played.pokerkit, (
+            assert played.feltd == played.expected, (
                 f"hand {number}: finishing stacks differ\n setup {played.setup}\n actions {played.actions}\n"
-                f" feltd    {played.feltd}\n (re-split the pokerkit way {played.feltd_as_pokerkit})\n"
-                f" {against} {played.pokerkit}"
+                f" feltd    {played.feltd}\n pokerkit {played.expected}"
             )
-            if played.feltd != played.pokerkit:
-                assert played.several_odd_chips, (
-                    f"hand {number}: feltd's stacks differ from {against}'s where no sum of pots leaves"
-                    f" two or more odd chips\n setup {played.setup}\n actions {played.actions}\n"
-                    f" feltd {played.feltd}\n {against} {played.pokerkit}"
-                )
-                resplit += 1
-            compared[played.with_pokerkit] += 1
+            several += played.several_odd_chips
             refusals += played.refusals
             kinds[f"{played.setup.limit}/{played.setup.ante_kind}"] += 1
             covered.update(played.features)
     print(
-        f"\ndifferential: {HANDS} hands: {compared[True]} compared with pokerkit (legal actions at every"
-        f" decision and finishing stacks; BET-2 decisions where only pokerkit allowed a raise:"
-        f" {refusals['feltd']}, only feltd: {refusals['pokerkit']}), {compared[False]} short-big-blind hands"
-        f" checked against the independent settlement; {resplit} where two or more odd chips land by"
-        f" pokerkit's rule instead of one each;"
-        f" {dict(covered)}"
+        f"\ndifferential: {HANDS} hands compared with pokerkit (legal actions at every decision and"
+        f" finishing stacks, all equal; BET-2 decisions where only pokerkit allowed a raise:"
+        f" {refusals['feltd']}, only feltd: {refusals['pokerkit']}; {several} hands where a split left"
+        f" two or more odd chips, all to the first winner in both); {dict(covered)}"
     )
-    assert sum(compared.values()) == HANDS >= 10_000, f"expected 10,000 hands or more, got {compared}"
-    # Most hands are compared with pokerkit; the short big blinds with a decision are a minority
-    # that must still be played often enough to matter.
-    assert compared[True] >= HANDS * 9 // 10 and compared[False] >= HANDS // 100, (
-        f"expected >= 90% of hands compared with pokerkit and >= 1% short big blinds, got {compared}"
-    )
+    assert HANDS >= 10_000, f"acceptance item 2 asks for 10,000 hands or more, got {HANDS}"
     assert refusals["feltd"] >= HANDS // 1000, f"expected BET-2 refusals to be exercised, got {refusals}"
+    assert several >= 5, f"expected splits leaving two or more odd chips to be exercised, got {several}"
     assert len(kinds) == 9, f"expected every limit x ante mix to be played, got {kinds}"
     rare = {name: count for name, count in covered.items() if count < HANDS // 100}
-    assert not rare and len(covered) >= 18, (
+    assert not rare and len(covered) >= 19, (
         f"expected every feature in 1% of hands or more, got {dict(covered)}"
     )
-    # Sums that leave two or more odd chips are a rounding corner, not the norm.
-    assert resplit <= HANDS // 200, f"expected few hands where odd chips differ by rule, got {resplit}"
+
+
+def short_big_blind_hand(number: int, rng: random.Random) -> tuple[HandSetup, Hand]:
+    """A random hand whose big blind is all-in for less than a full blind, no blind posted in
+    full (a small blind as large as the big blind may post it in full: then none is short), and
+    somebody has a decision."""
+    for _ in range(100):
+        setup = random_setup(rng, number, short_big_blind=True)
+        _EVALUATIONS.clear()
+        hand = Hand(setup, rng=random.Random(rng.getrandbits(64)))
+        if lifted_big_blind(hand) and not hand.is_over:
+            return setup, hand
+    raise AssertionError(f"hand {number}: no short big blind with a decision in 100 random setups")
+
+
+def test_bet_2_3_short_big_blind_others_call_the_full_blind_and_stacks_match_a_settlement() -> None:
+    """BET-2 and BET-3 where pokerkit cannot follow (see the module docstring): a few hundred
+    hands with a short big blind, whose preflop figures and finishing stacks are checked against
+    the rule and an independent settlement instead."""
+    rng = random.Random(SEED + 1)
+    kinds: Counter[str] = Counter()
+    covered: Counter[str] = Counter()
+    several = 0
+    for number in range(SHORT_BIG_BLIND_HANDS):
+        setup, hand = short_big_blind_hand(number, rng)
+        played = play_short_big_blind(number, setup, hand, rng)
+        assert played.feltd == played.expected, (
+            f"short big blind hand {number}: finishing stacks differ\n setup {played.setup}\n"
+            f" actions {played.actions}\n feltd       {played.feltd}\n independent {played.expected}"
+        )
+        several += played.several_odd_chips
+        kinds[f"{played.setup.limit}/{played.setup.ante_kind}"] += 1
+        covered.update(played.features)
+    print(
+        f"\nshort big blinds: {SHORT_BIG_BLIND_HANDS} hands checked against the independent settlement"
+        f" ({several} with a split leaving two or more odd chips); {dict(covered)}"
+    )
+    assert len(kinds) == 9, f"expected every limit x ante mix to be played, got {kinds}"
+    wanted = (
+        "call of the full blind",
+        "side pots",
+        "split pot",
+        "uncalled bet returned",
+        "won without showdown",
+    )
+    rare = {name: covered[name] for name in wanted if covered[name] < SHORT_BIG_BLIND_HANDS // 100}
+    assert not rare, f"expected each of {wanted} in 1% of the hands or more, got {dict(covered)}"

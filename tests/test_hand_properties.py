@@ -292,8 +292,12 @@ def test_bet_3_side_pots_hold_every_chip_and_only_contenders_win(
     assert sum(pot.amount for pot in pots) == total, f"expected pots holding {total}, got {pots}"
     for pot in pots:
         assert pot.eligible and set(pot.eligible) <= contenders, f"a pot only contenders can win, got {pot}"
+        # BET-3: equal shares, every odd chip to the first winner (left of the button).
+        share, odd = divmod(pot.amount, len(pot.eligible))
         shares = split_pot(pot.amount, pot.eligible)
-        assert sum(shares) == pot.amount and max(shares) - min(shares) < len(shares)
+        assert shares == (share + odd, *[share] * (len(shares) - 1)), (
+            f"expected {share} each and {odd} odd chips to the first of {pot.eligible}, got {shares}"
+        )
     # The showdown's fast path forms the very same pots.
     fast = pot_levels([by_player[p] for p in range(len(contributions))], sorted(contenders), dead_money)
     expected = [(pot.amount, pot.eligible) for pot in pots]

@@ -47,7 +47,7 @@ from engine.hand import (
     RaiseTooSmall,
     deck_for,
 )
-from engine.pots import Pot, build_pots, split_pot
+from engine.pots import Pot, PotError, build_pots, split_pot, split_pots
 
 
 def make_setup(
@@ -530,39 +530,120 @@ def test_bet_3_side_pot_levels_folded_money_and_big_blind_ante_in_main_pot() -> 
     # Seat 1 folded after putting in 50; seat 2 is all-in for 100; seats 3 and 4 put in 400.
     pots = build_pots({1: 50, 2: 100, 3: 400, 4: 400}, contenders={2, 3, 4}, dead_money=30)
     assert pots == [Pot(30 + 50 * 4 + 50 * 3, (2, 3, 4)), Pot(300 * 2, (3, 4))], f"got {pots}"
-    assert split_pot(101, (4, 2, 3)) == (34, 34, 33), "one odd chip each to the first winners listed"
 
 
-def test_bet_3_no_player_gets_more_than_one_odd_chip_per_pot() -> None:
-    assert split_pot(11, (7, 1, 4, 9)) == (3, 3, 3, 2), "3 odd chips, one each from the first winner"
-    assert split_pot(11, (7, 1, 4, 9), start=2) == (3, 2, 3, 3), "odd chips from the third winner on"
-    assert split_pot(12, (7, 1, 4, 9), start=3) == (3, 3, 3, 3), "no odd chip, nothing moves"
-    with pytest.raises(ValueError, match="position 4"):
-        split_pot(11, (7, 1, 4, 9), start=4)
+def test_bet_3_all_odd_chips_to_the_first_winner_left_of_the_button() -> None:
+    # 101 = 3 x 33 + 2: both odd chips to the first winner listed, none to the second.
+    assert split_pot(101, (4, 2, 3)) == (35, 33, 33), f"got {split_pot(101, (4, 2, 3))}"
+    # 11 = 4 x 2 + 3: all three odd chips to the first winner (TDA 20: "the odd chip(s)").
+    assert split_pot(11, (7, 1, 4, 9)) == (5, 2, 2, 2), f"got {split_pot(11, (7, 1, 4, 9))}"
+    assert split_pot(12, (7, 1, 4, 9)) == (3, 3, 3, 3), "no odd chip: equal shares"
+    assert split_pot(2, (7, 1, 4)) == (2, 0, 0), "fewer chips than winners: all to the first"
+    # In a hand: seats 8, 1 and 3 hold the same ace-high straight; seat 5 folds its small blind.
+    # The pot is 5 + 3 x 10 = 35 = 3 x 11 + 2. Left of the button (3): seat 5 (folded), then 8,
+    # the first winner, which gets both odd chips although it has the highest seat number.
+    hand = make_hand(
+        make_setup({1: 1_000, 3: 1_000, 5: 1_000, 8: 1_000}, button=3, small=5, big=8, blinds=(5, 10)),
+        holes={5: "2c3d", 8: "AsKd", 1: "AhKs", 3: "AcKh"},
+        board="QsJhTd4c5c",
+    )
+    hand.check_or_call()  # seat 1 calls 10
+    hand.check_or_call()  # seat 3 (button) calls 10
+    hand.fold()  # seat 5, small blind
+    hand.check_or_call()  # seat 8, big blind, checks
+    while not hand.is_over:
+        hand.check_or_call()
+    awards = [(a.amount, a.winners, a.shares) for a in events_of(hand, PotAwarded)]
+    assert awards == [(35, (8, 1, 3), (13, 11, 11))], (
+        f"expected 13 to seat 8 (first winner left of the button) and 11 each to seats 1 and 3, got {awards}"
+    )
+    assert hand.finishing_stacks() == {1: 1_001, 3: 1_001, 5: 995, 8: 1_003}, f"got {hand.finishing_stacks()}"
+
+
+def test_bet_3_consecutive_pots_tied_by_the_same_winners_split_like_their_sum() -> None:
+    def expected_totals(amounts: tuple[int, ...], count: int) -> list[int]:
+        # BET-3 on the sum: equal shares, every odd chip to the first winner.
+        share, odd = divmod(sum(amounts), count)
+        return [share + odd, *[share] * (count - 1)]
+
+    def check(amounts: tuple[int, ...], winners: tuple[int, ...]) -> list[tuple[int, ...]]:
+        split = split_pots(amounts, winners)
+        where = f"split_pots({amounts}, {winners}) = {split}"
+        assert len(split) == len(amounts), f"one split per pot expected: {where}"
+        for amount, shares in zip(amounts, split, strict=True):
+            assert len(shares) == len(winners), f"one share per winner expected: {where}"
+            assert sum(shares) == amount, f"pot {amount} not split whole: {where}"
+            assert min(shares) >= 0, f"a negative share in pot {amount}: {where}"
+        totals = [sum(column) for column in zip(*split, strict=True)]
+        expected = expected_totals(amounts, len(winners))
+        assert totals == expected, f"expected totals {expected} (the sum's split), got {totals}: {where}"
+        return split
+
+    # Pots of 2 and 1 among 3: the sum, 3, is one chip each, though each pot alone has odd chips.
+    check((2, 1), (4, 6, 9))
+    # Pots of 1 and 1 among 3: the sum, 2, goes all to the first winner; with no negative share
+    # and each pot whole, that leaves only one way: each pot's chip to the first winner.
+    assert check((1, 1), (4, 6, 9)) == [(1, 0, 0), (1, 0, 0)]
+    # Main 169 and side 337 between 2: each pot alone would give the first winner its odd chip
+    # (254 to 252); their sum, 506, is 253 each.
+    check((169, 337), (4, 5))
+    check((0, 7, 0), (1, 2, 3, 4))
+    assert split_pots((17, 23), (3,)) == [(17,), (23,)], "a single winner takes every pot whole"
+    rng = random.Random(3)
+    for _ in range(2_000):
+        count = rng.randint(2, 10)
+        pots = rng.randint(1, 5)
+        amounts = tuple(rng.choice((0, rng.randint(1, 3 * count), rng.randint(1, 500))) for _ in range(pots))
+        check(amounts, tuple(rng.sample(range(1, 11), count)))
+    for amount in (0, 1, 9, 10, 11, 99):
+        assert split_pots((amount,), (2, 5, 7)) == [split_pot(amount, (2, 5, 7))], "one pot: as split_pot"
+    with pytest.raises(PotError, match="at least one winner"):
+        split_pots((10,), ())
+    with pytest.raises(PotError, match="not negative"):
+        split_pots((10, -1), (1, 2))
 
 
 def test_bet_3_players_tying_for_a_main_and_a_side_pot_share_their_sum() -> None:
-    # Blinds 5/10, button seat 5. Seat 2 (big blind) is all-in for 41; seats 1 and 3 fold after
-    # putting in 5 and 60, so the main pot (169) and the side pot (337) both have an odd chip.
+    # Blinds 5/10, button seat 7. Seat 2 (big blind) is all-in for 41; seats 1 and 3 fold after
+    # putting in 5 and 60; seats 4 to 7 put in 200 each and tie with the same straight.
+    # Main pot: 5 + 6 x 41 = 251 (= 4 x 62 + 3), eligible 2, 4, 5, 6, 7.
+    # Side pot: (60 - 41) + 4 x (200 - 41) = 655 (= 4 x 163 + 3), eligible 4 to 7.
+    # Their sum, 906 = 4 x 226 + 2: 226 each and both odd chips to seat 4, the first winner left
+    # of the button, so 228. (Each pot on its own would give seat 4 six odd chips, 231; one odd
+    # chip each would give seats 4 and 5 227.)
     hand = make_hand(
-        make_setup({1: 1_000, 2: 41, 3: 1_000, 4: 1_000, 5: 1_000}, button=5, small=1, big=2, blinds=(5, 10)),
-        holes={1: "7s7d", 2: "2c3d", 3: "8s8d", 4: "AsKd", 5: "AhKc"},
+        make_setup(
+            {1: 1_000, 2: 41, 3: 1_000, 4: 1_000, 5: 1_000, 6: 1_000, 7: 1_000},
+            button=7,
+            small=1,
+            big=2,
+            blinds=(5, 10),
+        ),
+        holes={1: "7s7d", 2: "2c3d", 3: "8s8d", 4: "AsKd", 5: "AhKc", 6: "AdKs", 7: "AcKh"},
         board="QsJhTd4c5c",
     )
     hand.bet_or_raise_to(60)  # seat 3
     hand.bet_or_raise_to(200)  # seat 4
     hand.check_or_call()  # seat 5 calls 200
+    hand.check_or_call()  # seat 6 calls 200
+    hand.check_or_call()  # seat 7 calls 200
     hand.fold()  # seat 1, small blind
     hand.check_or_call()  # seat 2 calls all-in for 41
     hand.fold()  # seat 3, 60 in the middle
     while not hand.is_over:
         hand.check_or_call()
-    awards = [(a.amount, a.winners, a.shares) for a in events_of(hand, PotAwarded)]
-    # Seats 4 and 5 tie for both pots: 506 between them is 253 each. Splitting each pot on its
-    # own would give seat 4 (first left of the button) both odd chips: 254 against 252.
-    assert awards == [(169, (4, 5), (85, 84)), (337, (4, 5), (168, 169))], f"got {awards}"
-    stacks = hand.finishing_stacks()
-    assert stacks[4] - 800 == stacks[5] - 800 == 253, f"expected 253 each from the pots, got {stacks}"
+    awards = events_of(hand, PotAwarded)
+    summary = [(a.amount, a.eligible, a.winners) for a in awards]
+    assert summary == [(251, (2, 4, 5, 6, 7), (4, 5, 6, 7)), (655, (4, 5, 6, 7), (4, 5, 6, 7))], (
+        f"expected a main pot of 251 and a side pot of 655, both won by seats 4 to 7, got {summary}"
+    )
+    for award in awards:
+        assert sum(award.shares) == award.amount and min(award.shares) >= 0, f"pot not split whole: {award}"
+    won = [sum(a.shares[i] for a in awards) for i in range(4)]
+    assert won == [228, 226, 226, 226], f"expected 228 to seat 4 and 226 each to seats 5 to 7, got {won}"
+    assert hand.finishing_stacks() == {1: 995, 2: 0, 3: 940, 4: 1_028, 5: 1_026, 6: 1_026, 7: 1_026}, (
+        f"got {hand.finishing_stacks()}"
+    )
 
 
 # ---------------------------------------------------------------- BET-4 showdown
