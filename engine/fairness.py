@@ -33,25 +33,36 @@ class FairnessError(ValueError):
 
 
 _CARDS = frozenset(range(DECK_SIZE))
-_INT_ONLY = frozenset({int})
+_CARD_BYTES = bytes(range(DECK_SIZE))
 
 
 def check_deck(deck: Sequence[Card], salt: bytes) -> bytes:
     """Raise ``FairnessError`` unless ``deck`` holds distinct cards 0..51 and ``salt`` is 16 bytes;
-    return ``bytes(deck)``, the deck's part of the committed bytes (see ``commit``)."""
+    return ``bytes(deck)``, the deck's part of the committed bytes (see ``commit``).
+
+    A card is an int; an int-like (an IntEnum, a NumPy integer) counts as its value, a bool is
+    refused (``True`` is not the three of clubs)."""
     if len(deck) > DECK_SIZE:
         raise FairnessError(f"a deck has at most {DECK_SIZE} cards, got {len(deck)}")
-    # It runs for every hand dealt, so the common case costs two C-level passes: the exact types
-    # (a bool or another int-like type is refused) and the set of cards (range, distinctness).
-    cards = set(deck) if _INT_ONLY.issuperset(map(type, deck)) else None
-    if cards is None or not cards <= _CARDS:
+    # It runs for every hand replayed with a given deck, so the common case costs C-level
+    # passes: bytes() takes ints 0..255 only, translate() leaves what is not a card 0..51, the
+    # set finds a repeat, and a bool can hide only at the values 0 and 1.
+    try:
+        packed = bytes(deck)
+    except (TypeError, ValueError):
+        packed = b""
+    if len(packed) != len(deck) or packed.translate(None, _CARD_BYTES):
         bad = next(c for c in deck if type(c) is not int or c not in _CARDS)
         raise FairnessError(f"cards are ints 0..51, got {bad!r}")
-    if len(cards) != len(deck):
+    if len(set(deck)) != len(packed):
         raise FairnessError("a card appears twice in the deck")
+    for value in (0, 1):
+        at = packed.find(value)
+        if at >= 0 and isinstance(deck[at], bool):
+            raise FairnessError(f"cards are ints 0..51, got {deck[at]!r}")
     if not isinstance(salt, bytes) or len(salt) != SALT_BYTES:
         raise FairnessError(f"the salt is {SALT_BYTES} bytes, got {salt!r}")
-    return bytes(deck)
+    return packed
 
 
 def commit(deck: Sequence[Card], salt: bytes) -> str:

@@ -103,7 +103,6 @@ from engine.betting import (
 from engine.cards import FULL_DECK, Card, cards_str, shuffled_deck
 from engine.evaluator import describe, evaluate7, evaluate_omaha
 from engine.events import (
-    ActionDraft,
     ActionKind,
     ActionTaken,
     AntePosted,
@@ -264,8 +263,8 @@ _NO_LIMIT, _POT_LIMIT, _FIXED_LIMIT = Limit.NO_LIMIT, Limit.POT_LIMIT, Limit.FIX
 _HOLDEM = Game.HOLDEM
 _SMALL, _BIG = BlindKind.SMALL, BlindKind.BIG
 
-# The hot paths build their ActionTaken as an ActionDraft without a call (see engine.events).
-_new_event = object.__new__
+# The hot paths build their ActionTaken without a call (as engine.events.new_action_taken).
+_new_tuple = tuple.__new__
 _STACK_OF = attrgetter("stack")
 # Deal orders by (seats dealt in, button): the same at a table every orbit, so kept (bounded).
 _SEATINGS: dict[tuple[tuple[int, ...], int], tuple[tuple[int, ...], int, dict[int, int]]] = {}
@@ -294,6 +293,7 @@ _FINISHED = (object(),)  # DeckRevealed, then HandEnded with the finishing stack
 
 
 _BOARD_LENGTHS = (0, 3, 4, 5)  # board cards dealt by the end of each street's deal
+_NO_SALT = bytes(SALT_BYTES)  # check_deck checks a salt too; the hand checks its own apart
 
 
 def _street_dealt(street: Street, board: tuple[Card, ...], number: int) -> StreetDealt:
@@ -434,10 +434,10 @@ class Hand:
             source = source if source is not None else secrets.SystemRandom()
             # Our own shuffle of the full deck: nothing to check in it.
             deck = tuple(shuffled_deck(source))
-            packed = bytes(deck)
         else:
             try:
-                packed = check_deck(deck, b"\0" * SALT_BYTES)
+                # The checked bytes give the cards back as plain ints, whatever int-like came in.
+                deck = tuple(check_deck(deck, _NO_SALT))
             except FairnessError as error:
                 raise HandSetupError(str(error)) from None
         if salt is None:
@@ -450,10 +450,12 @@ class Hand:
                 f"{len(setup.seats)} players of {setup.game} use {size} cards; the deck has {len(deck)}"
             )
         self._setup = setup
-        self._deck: tuple[Card, ...] = tuple(deck)
+        self._deck: tuple[Card, ...] = deck
         self._salt = salt
-        # engine.fairness.digest, on the bytes the deck check already made.
-        self._commitment = sha256(packed + salt).hexdigest()
+        # sha256 of the deck and salt (engine.fairness.digest), computed when first read: the
+        # deck and salt never change, so it is the same value whenever it is read, and a hand
+        # nobody reads the events of (a simulation) does not pay for it.
+        self._commitment: str | None = None
         # Players are kept in deal order: index 0 is the first seat left of the button, so the
         # lowest index among tied winners gets the odd chips (BET-3).
         self._order = order
@@ -591,7 +593,7 @@ class Hand:
                 if type(entry) is not tuple:
                     built.append(entry)
                 elif entry is _STARTED:
-                    built.append(HandStarted(self._setup, self._commitment))
+                    built.append(HandStarted(self._setup, self.commitment))
                     built.append(DeckSealed(self._deck, self._salt))
                 elif entry is _HOLES:
                     built.extend(
@@ -599,7 +601,7 @@ class Hand:
                         for seat, cards in zip(self._order, self._holes(), strict=True)
                     )
                 elif entry is _FINISHED:
-                    built.append(DeckRevealed(self._deck, self._salt, self._commitment))
+                    built.append(DeckRevealed(self._deck, self._salt, self.commitment))
                     built.append(HandEnded(tuple(self.stacks.items())))
                 else:
                     built.append(entry[0](*entry[1:]))
@@ -608,7 +610,11 @@ class Hand:
 
     @property
     def commitment(self) -> str:
-        return self._commitment
+        """sha256(bytes(deck) + salt) as hex (engine.fairness.commit), published before the deal."""
+        commitment = self._commitment
+        if commitment is None:
+            commitment = self._commitment = sha256(bytes(self._deck) + self._salt).hexdigest()
+        return commitment
 
     @property
     def deck(self) -> tuple[Card, ...]:
@@ -661,16 +667,9 @@ class Hand:
         live = self._live - 1
         self._live = live
         # new_action_taken, inlined (see engine.events).
-        draft: Any = _new_event(ActionDraft)
-        draft.seat = self._order[i]
-        draft.street = self._street
-        draft.kind = _FOLD
-        draft.amount = 0
-        draft.to_amount = bet
-        draft.all_in = False
-        draft.timed_out = False
-        draft.__class__ = ActionTaken
-        event: ActionTaken = draft
+        event: ActionTaken = _new_tuple(
+            ActionTaken, (self._order[i], self._street, _FOLD, 0, bet, False, False)
+        )
         self._log.append(event)
         if live <= 1 or not actors:
             self._end_round()
@@ -697,24 +696,18 @@ class Hand:
         amount = self._current - bet
         if amount > stack:
             amount = stack
-        # new_action_taken, inlined (see engine.events).
-        draft: Any = _new_event(ActionDraft)
         if amount:
             bet += amount
             stack -= amount
             self._bets[i] = bet
             stacks[i] = stack
-            draft.kind = _CALL
+            kind = _CALL
         else:
-            draft.kind = _CHECK
-        draft.seat = self._order[i]
-        draft.street = self._street
-        draft.amount = amount
-        draft.to_amount = bet
-        draft.all_in = not stack
-        draft.timed_out = False
-        draft.__class__ = ActionTaken
-        event: ActionTaken = draft
+            kind = _CHECK
+        # new_action_taken, inlined (see engine.events).
+        event: ActionTaken = _new_tuple(
+            ActionTaken, (self._order[i], self._street, kind, amount, bet, not stack, False)
+        )
         self._log.append(event)
         if self._live <= 1 or not actors:
             self._end_round()
@@ -848,16 +841,10 @@ class Hand:
             self._raise_size = raise_by
         self._raise_count += 1
         # new_action_taken, inlined (see engine.events).
-        draft: Any = _new_event(ActionDraft)
-        draft.seat = self._order[i]
-        draft.street = self._street
-        draft.kind = _RAISE if current else _BET
-        draft.amount = put_in
-        draft.to_amount = amount
-        draft.all_in = not stack
-        draft.timed_out = False
-        draft.__class__ = ActionTaken
-        event: ActionTaken = draft
+        kind = _RAISE if current else _BET
+        event: ActionTaken = _new_tuple(
+            ActionTaken, (self._order[i], self._street, kind, put_in, amount, not stack, False)
+        )
         self._log.append(event)
         if self._live <= 1 or not responders:
             self._end_round()
@@ -1343,35 +1330,27 @@ class Hand:
                     log.append((CardsMucked, order[i]))
         value_of = values.__getitem__
         face_up = self._face_up
-        winners_of: list[tuple[int, ...]] = []
-        for _, eligible in pots:
+        index = 0
+        count = len(pots)
+        while index < count:
+            amount, eligible = pots[index]
             if face_up:
                 ranked = list(map(value_of, eligible))
                 best = max(ranked)
-                if ranked.count(best) == 1:
-                    winners_of.append((eligible[ranked.index(best)],))  # the common case
+                if ranked.count(best) == 1:  # the common case: one winner
+                    winner = eligible[ranked.index(best)]
+                    stacks[winner] += amount
+                    log.append((_pot_awarded, order, index, amount, eligible, (winner,), (amount,), best))
+                    index += 1
                     continue
-                winners_of.append(tuple([i for i in eligible if values[i] == best]))
-            else:
-                best = max([values[i] for i in eligible if i in shown])
-                winners_of.append(tuple([i for i in eligible if i in shown and values[i] == best]))
-        index = 0
-        while index < len(pots):
-            winners = winners_of[index]
-            if len(winners) == 1:
-                amount, eligible = pots[index]
-                stacks[winners[0]] += amount
-                best = values[winners[0]]
-                log.append((_pot_awarded, order, index, amount, eligible, winners, (amount,), best))
-                index += 1
-                continue
+            winners = self._pot_winners(eligible, values, shown)
             # The same players tying for consecutive pots share their sum (BET-3, engine.pots).
             end = index + 1
-            while end < len(pots) and winners_of[end] == winners:
+            while end < count and self._pot_winners(pots[end][1], values, shown) == winners:
                 end += 1
             group = pots[index:end]
             best = values[winners[0]]
-            split = split_pots([amount for amount, _ in group], winners)
+            split = split_pots([a for a, _ in group], winners)
             for (amount, eligible), shares in zip(group, split, strict=True):
                 for i, share in zip(winners, shares, strict=True):
                     stacks[i] += share
@@ -1380,6 +1359,16 @@ class Hand:
         self._contributions = [0] * n
         self._dead_money = 0
         self._finish()
+
+    def _pot_winners(
+        self, eligible: tuple[int, ...], values: Mapping[int, int], shown: Collection[int]
+    ) -> tuple[int, ...]:
+        """Who wins a pot: the best of the hands shown among ``eligible`` (all of them face up)."""
+        if self._face_up:
+            best = max([values[i] for i in eligible])
+            return tuple([i for i in eligible if values[i] == best])
+        best = max([values[i] for i in eligible if i in shown])
+        return tuple([i for i in eligible if i in shown and values[i] == best])
 
     def _pots_with_dead_excess(self, contenders: list[int]) -> list[tuple[int, tuple[int, ...]]]:
         """The pots when a killed hand put in more than every player still in (PEN-1): its chips
