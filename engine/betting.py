@@ -138,6 +138,7 @@ class HandSetup:
             self._validate_fully()
             return self.seat_numbers()
         previous = 0
+        seen: list[int] = []
         for seat in seats:
             number = seat.seat
             stack = seat.stack
@@ -145,9 +146,10 @@ class HandSetup:
                 break
             if stack <= 0 or not seat.player:
                 break
+            seen.append(number)
             previous = number
         else:
-            numbers = tuple(map(_SEAT_OF, seats))
+            numbers = tuple(seen)
             button = self.button
             big_seat = self.big_blind_seat
             small_seat = self.small_blind_seat
@@ -156,7 +158,7 @@ class HandSetup:
             ante = self.ante
             game = self.game
             if (
-                len(set(map(_PLAYER_OF, seats))) == len(seats)
+                len({seat.player for seat in seats}) == len(seats)
                 and type(button) is int
                 and 1 <= button <= size
                 and big_seat in numbers

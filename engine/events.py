@@ -172,15 +172,12 @@ class ActionTaken(tuple[Any, ...], Event):
     def __getnewargs__(self) -> tuple[Any, ...]:  # copy and pickle call __new__ with the fields
         return tuple(self)
 
+    # Not NotImplemented for other types: a plain tuple would then answer by its fields.
     def __eq__(self, other: object) -> bool:
-        if type(other) is not ActionTaken:
-            return NotImplemented
-        return _tuple_eq(self, other)
+        return type(other) is ActionTaken and _tuple_eq(self, other)
 
     def __ne__(self, other: object) -> bool:
-        if type(other) is not ActionTaken:
-            return NotImplemented
-        return _tuple_ne(self, other)
+        return type(other) is not ActionTaken or _tuple_ne(self, other)
 
     __hash__ = tuple.__hash__
 

@@ -1070,12 +1070,15 @@ class Hand:
                     stacks[small] -= amount
                     bets[small] = amount
                     log.append((BlindPosted, order[small], _SMALL, amount, not stacks[small]))
-            amount = min(setup.big_blind, stacks[big])
+            big_blind = setup.big_blind
+            amount = min(big_blind, stacks[big])
             if amount:
                 stacks[big] -= amount
                 bets[big] = amount
                 log.append((BlindPosted, order[big], _BIG, amount, not stacks[big]))
-            self._current = self._amount_to_call_preflop()
+            # A full big blind is the bet to call (the small blind is never larger); otherwise
+            # _amount_to_call_preflop works it out.
+            self._current = big_blind if amount == big_blind else self._amount_to_call_preflop()
             return
         n = self._n
         left = list(stacks)  # what each player still has while the forced bets are worked out
