@@ -358,7 +358,8 @@ def test_bench_engine_prints_every_figure(capsys: pytest.CaptureFixture[str]) ->
         "evaluations feltd/treys",
         "evaluations feltd/pokerkit",
         "hands feltd/pokerkit",
-        "pokerkit finished 3 of 3 hands with exactly feltd's stacks",
+        "pokerkit finished 3 of 3 hands on feltd's stacks, every pass",
+        "hands feltd/pokerkit, round by round: median",
     ):
         assert expected in out, f"expected {expected!r} in the bench output, got:\n{out}"
     assert "n/a" not in out, f"expected every ratio (treys and pokerkit are installed), got:\n{out}"
