@@ -213,7 +213,9 @@ def _record_hands(count: int, seed: int) -> list[_RecordedHand]:
         recorded.append(
             _RecordedHand(
                 setup=setup,
-                deck=hand.deck,
+                # The cards the hand can use, in deal order (hole cards, burns, board): all that
+                # pokerkit is given too, so both engines check the same cards.
+                deck=hand.deck[: _PLAYERS * 2 + 8],
                 salt=hand.salt,
                 decisions=tuple(decisions),
                 order=order,
