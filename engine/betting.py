@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from operator import attrgetter
 
 MIN_TABLE_SIZE = 2
 MAX_TABLE_SIZE = 10
@@ -252,8 +251,6 @@ class HandSetup:
         return tuple(seat.seat for seat in self.seats)
 
 
-_SEAT_OF = attrgetter("seat")
-_PLAYER_OF = attrgetter("player")
 
 
 def _is_chip_count(value: object) -> bool:

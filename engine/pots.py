@@ -11,10 +11,9 @@ divided by the number of winners) go to the first winner left of the button, as 
 it and TDA Rule 20 writes it ("the odd chip(s)"); pokerkit, our test oracle, does the same.
 Callers list winners in order from the first left of the button. When the same players tie for
 several pots (a main pot and a side pot, say), all the chips they win are divided as if it were
-one pot (PokerStars' rule, which pokerkit implements too by merging such pots): ``split_pot``
-takes what the same winners already split in the pots before, so splitting those pots one by one
-gives every player exactly their share of the sum, while each pot keeps its own award in the
-hand's log.
+one pot (PokerStars' rule, which pokerkit implements too by merging such pots): ``split_pots``
+splits such consecutive pots together, so every player gets exactly their share of the sum, while
+each pot keeps its own award in the hand's log.
 
 Pot formation is pokerkit's (``State.pots``), which the differential test holds us to.
 """

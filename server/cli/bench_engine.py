@@ -353,6 +353,7 @@ def _bench_hands(
         f" in {time.perf_counter() - started:.1f} s (not timed below)",
         flush=True,
     )
+
     def feltd_pass() -> None:
         _replay_feltd(hands)
 
@@ -378,20 +379,20 @@ def _bench_hands(
 
     # Alternating rounds: this machine's speed drifts by tens of percent over seconds (a shared
     # host), and timing one engine after the other would put the drift into the ratio.
-    totals: dict[str, list[float]] = {"feltd": [0, 0.0, 0.0], "pokerkit": [0, 0.0, 0.0]}
+    totals = {"feltd": [0.0, 0.0, 0.0], "pokerkit": [0.0, 0.0, 0.0]}  # hands, wall s, CPU s
     ratios: list[float] = []
     for _ in range(rounds):
         round_rates = {}
         for name, run_pass in (("pokerkit", pokerkit_pass), ("feltd", feltd_pass)):
             passes, wall, cpu = _timed_passes(run_pass, seconds / rounds)
             total = totals[name]
-            total[0] += passes  # a whole number, kept as a float beside the times
+            total[0] += passes * count
             total[1] += wall
             total[2] += cpu
             round_rates[name] = passes / wall
         ratios.append(round_rates["feltd"] / round_rates["pokerkit"])
-    for name, (passes, wall, cpu) in totals.items():
-        rates[name] = (int(passes) * count / wall, int(passes) * count / cpu)
+    for name, (played, wall, cpu) in totals.items():
+        rates[name] = (played / wall, played / cpu)
     print(_line("feltd", rates["feltd"], "hands/s"), flush=True)
     print(_line("pokerkit", rates["pokerkit"], "hands/s"), flush=True)
     agree = min(agreements)
