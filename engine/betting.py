@@ -251,8 +251,6 @@ class HandSetup:
         return tuple(seat.seat for seat in self.seats)
 
 
-
-
 def _is_chip_count(value: object) -> bool:
     # bool is an int subclass; True chips would be a bug upstream.
     return type(value) is int or (isinstance(value, int) and not isinstance(value, bool))

@@ -208,7 +208,19 @@ _SIGNIFICANT = {
 
 # Indexed by rank, like engine.cards.RANKS.
 _NAMES = (
-    "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine", "Ten", "Jack", "Queen", "King", "Ace",
+    "Two",
+    "Three",
+    "Four",
+    "Five",
+    "Six",
+    "Seven",
+    "Eight",
+    "Nine",
+    "Ten",
+    "Jack",
+    "Queen",
+    "King",
+    "Ace",
 )
 _PLURALS = tuple("Sixes" if name == "Six" else name + "s" for name in _NAMES)
 

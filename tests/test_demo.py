@@ -22,9 +22,21 @@ async def demo_database(postgres_server_url: str) -> AsyncIterator[str]:
 
 def _demo(url: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "server.cli.main", "demo", "--players", "40", "--seed", "3",
-         "--database-url", url],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "server.cli.main",
+            "demo",
+            "--players",
+            "40",
+            "--seed",
+            "3",
+            "--database-url",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 

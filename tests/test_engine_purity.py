@@ -86,8 +86,11 @@ def test_engine_imports_no_server_or_protocol_code(repo_root: Path) -> None:
     for path in _engine_modules(repo_root):
         for node in ast.walk(ast.parse(path.read_text())):
             names = (
-                [alias.name for alias in node.names] if isinstance(node, ast.Import)
-                else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
             )
             outside = {"server", "protocol", "client"}
             offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in outside]

@@ -338,9 +338,7 @@ def test_bet_2_amount_to_call_and_reopening_follow_the_rule_at_every_decision(
         full, acted, raises = bet_2_full_raise_and_acted(hand)
         cap = max_raises(setup.limit, hand.street)
         answerable = any(
-            stacks[other] + bets[other] > current
-            for other in hand.seats_in_hand
-            if other != seat
+            stacks[other] + bets[other] > current for other in hand.seats_in_hand if other != seat
         )
         expected = (
             stacks[seat] > to_call

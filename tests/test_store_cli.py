@@ -30,8 +30,13 @@ async def cli_db(postgres_server_url: str) -> AsyncIterator[str]:
 
 
 def feltd(repo_root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "server.cli.main", *args], cwd=repo_root,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "server.cli.main", *args],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 async def test_admin_player_add_prints_the_token_once_and_show_reads_the_balance(
@@ -55,8 +60,18 @@ async def test_admin_player_add_prints_the_token_once_and_show_reads_the_balance
         assert token.encode() not in bytes(stored), "the token is stored only hashed"
 
     for attempt in range(2):  # a retried deposit with the same key moves the money once
-        deposited = feltd(repo_root, "admin", "player", "deposit", "alice", "500", "--key", "desk:1",
-                          "--database-url", cli_db)
+        deposited = feltd(
+            repo_root,
+            "admin",
+            "player",
+            "deposit",
+            "alice",
+            "500",
+            "--key",
+            "desk:1",
+            "--database-url",
+            cli_db,
+        )
         assert deposited.returncode == 0, deposited.stderr
         assert ("replayed" in deposited.stdout) == (attempt == 1), deposited.stdout
     shown = feltd(repo_root, "admin", "player", "show", "alice", "--database-url", cli_db)
@@ -75,7 +90,7 @@ async def test_admin_ledger_check_passes_after_a_tournament_and_fails_after_corr
     transfers = list(result.transfers)
     async with open_store(cli_db) as store:
         for start in range(0, len(transfers), 25):
-            await store.ledger.post(transfers[start:start + 25])
+            await store.ledger.post(transfers[start : start + 25])
 
     ok = feltd(repo_root, "admin", "ledger", "check", "--database-url", cli_db)
     assert ok.returncode == 0, f"expected a sound ledger, got exit {ok.returncode}: {ok.stderr}"
@@ -87,7 +102,8 @@ async def test_admin_ledger_check_passes_after_a_tournament_and_fails_after_corr
         await conn.execute("SET session_replication_role = replica")
         entry = await conn.fetchrow(
             "UPDATE ledger_entries SET amount = amount + 7 WHERE id = (SELECT min(id) FROM ledger_entries) "
-            "RETURNING transaction_id, account")
+            "RETURNING transaction_id, account"
+        )
     finally:
         await conn.close()
     assert entry is not None
@@ -118,10 +134,12 @@ def test_without_a_database_url_the_embedded_server_keeps_data_across_restarts(r
     data_dir = Path(tempfile.mkdtemp(prefix="feltd-embedded-"))
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     try:
+
         def run(*args: str) -> subprocess.CompletedProcess[str]:
             command = [sys.executable, "-m", "server.cli.main", *args, "--data-dir", str(data_dir)]
-            return subprocess.run(command, cwd=repo_root, env=env, capture_output=True, text=True,
-                                  timeout=180)
+            return subprocess.run(
+                command, cwd=repo_root, env=env, capture_output=True, text=True, timeout=180
+            )
 
         added = run("admin", "player", "add", "emma", "--deposit", "42")
         assert added.returncode == 0, f"expected exit 0, got {added.returncode}: {added.stderr}"

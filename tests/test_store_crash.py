@@ -21,7 +21,7 @@ from server.store.databases import create_database, drop_database
 
 # The child: 4 concurrent writers, each posting a buy-in + fee batch and then a snapshot batch of
 # its tables, printing what the database acknowledged (the commit returned) as soon as it did.
-CHILD = r'''
+CHILD = r"""
 import asyncio, sys
 from datetime import UTC, datetime
 from engine.tournament.transfers import CASHIER, HOUSE, Reason, Transfer, player_account, pool_account
@@ -52,7 +52,7 @@ async def main(url):
         await asyncio.gather(*(writer(store, w) for w in range(4)))
 
 asyncio.run(main(sys.argv[1]))
-'''
+"""
 
 
 @pytest.fixture
@@ -67,8 +67,14 @@ async def crash_db(postgres_server_url: str) -> AsyncIterator[str]:
 def run_and_kill(url: str, repo_root: Path, acks_before_kill: int) -> list[str]:
     """Start the child, SIGKILL it once it has acknowledged enough, return every line it printed."""
     env = {**os.environ, "PYTHONPATH": str(repo_root)}
-    child = subprocess.Popen([sys.executable, "-c", CHILD, url], cwd=repo_root, env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, url],
+        cwd=repo_root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert child.stdout is not None
     lines: list[str] = []
     deadline = time.monotonic() + 60
@@ -87,7 +93,8 @@ def run_and_kill(url: str, repo_root: Path, acks_before_kill: int) -> list[str]:
         rest, err = child.communicate(timeout=30)
     lines.extend(x.strip() for x in rest.splitlines() if x.strip())
     assert child.returncode == -signal.SIGKILL, (
-        f"the child should die of SIGKILL, got {child.returncode}: {err}")
+        f"the child should die of SIGKILL, got {child.returncode}: {err}"
+    )
     return lines
 
 
@@ -99,17 +106,23 @@ async def test_crash_1_sigkill_mid_stream_loses_nothing_acknowledged(crash_db: s
 
     async with open_store(crash_db) as store:
         async with store.pool.acquire() as conn:
-            found = {row["idempotency_key"] for row in await conn.fetch(
-                "SELECT idempotency_key FROM ledger_transactions WHERE idempotency_key = ANY($1::text[])",
-                acked)}
+            found = {
+                row["idempotency_key"]
+                for row in await conn.fetch(
+                    "SELECT idempotency_key FROM ledger_transactions WHERE idempotency_key = ANY($1::text[])",
+                    acked,
+                )
+            }
             shapes = await conn.fetch(
                 """SELECT t.idempotency_key, count(e.id) AS n, sum(e.amount) AS total
                      FROM ledger_transactions t LEFT JOIN ledger_entries e ON e.transaction_id = t.id
-                    GROUP BY t.idempotency_key""")
+                    GROUP BY t.idempotency_key"""
+            )
         missing = set(acked) - found
         assert not missing, f"acknowledged transfers lost in the crash: {sorted(missing)[:5]}"
-        broken = [(r["idempotency_key"], r["n"], r["total"]) for r in shapes
-                  if r["n"] != 2 or r["total"] != 0]
+        broken = [
+            (r["idempotency_key"], r["n"], r["total"]) for r in shapes if r["n"] != 2 or r["total"] != 0
+        ]
         assert not broken, f"half-applied transactions (key, entries, sum): {broken[:5]}"
         report = await store.ledger.check()
         assert report.ok, report.problems

@@ -33,25 +33,27 @@ async def store(postgres_server_url: str) -> AsyncIterator[Store]:
 
 def phh_text(players: list[str], stacks: list[int]) -> str:
     """A three-handed hand folded around to the big blind, as a .phh file."""
-    return "\n".join([
-        "variant = 'NT'",
-        "ante_trimming_status = true",
-        "antes = [0, 0, 0]",
-        "blinds_or_straddles = [50, 100, 0]",
-        "min_bet = 100",
-        f"starting_stacks = {stacks}",
-        "actions = [",
-        "  'd dh p1 AcAd',",
-        "  'd dh p2 KcKd',",
-        "  'd dh p3 2c3d',",
-        "  'p3 f',",
-        "  'p1 f',",
-        "]",
-        f"players = {players!r}".replace('"', "'"),
-        "[_feltd]",
-        "hand = 'kept as a sub-table'",
-        "",
-    ])
+    return "\n".join(
+        [
+            "variant = 'NT'",
+            "ante_trimming_status = true",
+            "antes = [0, 0, 0]",
+            "blinds_or_straddles = [50, 100, 0]",
+            "min_bet = 100",
+            f"starting_stacks = {stacks}",
+            "actions = [",
+            "  'd dh p1 AcAd',",
+            "  'd dh p2 KcKd',",
+            "  'd dh p3 2c3d',",
+            "  'p3 f',",
+            "  'p1 f',",
+            "]",
+            f"players = {players!r}".replace('"', "'"),
+            "[_feltd]",
+            "hand = 'kept as a sub-table'",
+            "",
+        ]
+    )
 
 
 def record(tid: str, number: int, players: list[str], at: datetime) -> HandRecord:
@@ -62,18 +64,22 @@ def record(tid: str, number: int, players: list[str], at: datetime) -> HandRecor
         table_id="T1",
         hand_number=number,
         finished_at=at,
-        players=tuple(HandPlayer(seat, player, 1000, final)
-                      for seat, player, final in zip((1, 2, 3), players, (950, 1050, 1000), strict=True)),
+        players=tuple(
+            HandPlayer(seat, player, 1000, final)
+            for seat, player, final in zip((1, 2, 3), players, (950, 1050, 1000), strict=True)
+        ),
         phh=phh_text(players, stacks),
         pokerstars=f"PokerStars Hand #{number}: Tournament #{tid}, Hold'em No Limit - Level I (50/100)\n"
-                   f"Seat 1: {players[0]} (1000 in chips)\n*** SUMMARY ***\n",
+        f"Seat 1: {players[0]} (1000 in chips)\n*** SUMMARY ***\n",
     )
 
 
 async def test_hands_are_found_by_id_player_and_tournament(store: Store) -> None:
     start = datetime(2026, 1, 1, tzinfo=UTC)
-    hands = [record("hh1", n, ["ann", "bob", "cat" if n % 2 else "dan"], start + timedelta(minutes=n))
-             for n in range(1, 6)]
+    hands = [
+        record("hh1", n, ["ann", "bob", "cat" if n % 2 else "dan"], start + timedelta(minutes=n))
+        for n in range(1, 6)
+    ]
     await store.histories.save(hands)
     await store.histories.save(hands[:2])  # a retried save stores nothing twice
 
@@ -118,14 +124,25 @@ def played_hand(tid: str, number: int, rng: random.Random) -> HandRecord:
     """A hand played by the engine and rendered by engine.history, as the table actor will."""
     players = ("ivy", "jon", "kim")
     seats = tuple(SeatSetup(seat, name, 1500) for seat, name in zip((1, 3, 5), players, strict=True))
-    setup = HandSetup(hand_id=f"{tid}{number:04d}", table_size=6, seats=seats,
-                      button=1, small_blind_seat=3, big_blind_seat=5, small_blind=10, big_blind=20)
+    setup = HandSetup(
+        hand_id=f"{tid}{number:04d}",
+        table_size=6,
+        seats=seats,
+        button=1,
+        small_blind_seat=3,
+        big_blind_seat=5,
+        small_blind=10,
+        big_blind=20,
+    )
     hand = Hand(setup, rng=rng)
     play_random_hand(hand, rng)
     started = datetime(2026, 2, 1, 20, 0, tzinfo=UTC) + timedelta(minutes=number)
     finishing = hand.finishing_stacks()
     return HandRecord(
-        hand_id=setup.hand_id, tournament_id=tid, table_id="T1", hand_number=number,
+        hand_id=setup.hand_id,
+        tournament_id=tid,
+        table_id="T1",
+        hand_number=number,
         finished_at=started + timedelta(seconds=30),
         players=tuple(HandPlayer(s.seat, s.player, s.stack, finishing[s.seat]) for s in setup.seats),
         phh=dumps_phh(export_phh(setup, hand.events, table="T1", level=1, started_at=started)),

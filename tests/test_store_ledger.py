@@ -43,14 +43,22 @@ async def store(postgres_server_url: str) -> AsyncIterator[Store]:
 
 
 def deposit(player: str, cents: int, key: str | None = None) -> Transfer:
-    return Transfer(CASHIER, player_account(player), cents, key or f"deposit:{player}:{uuid.uuid4().hex}",
-                    Reason.DEPOSIT)
+    return Transfer(
+        CASHIER, player_account(player), cents, key or f"deposit:{player}:{uuid.uuid4().hex}", Reason.DEPOSIT
+    )
 
 
 def buy_in(tid: str, player: str, n: int, to_pool: int, fee: int) -> list[Transfer]:
-    return [Transfer(player_account(player), pool_account(tid), to_pool, f"{tid}:{player}:buy-in:{n}:pool",
-                     Reason.BUY_IN),
-            Transfer(player_account(player), HOUSE, fee, f"{tid}:{player}:buy-in:{n}:fee", Reason.FEE)]
+    return [
+        Transfer(
+            player_account(player),
+            pool_account(tid),
+            to_pool,
+            f"{tid}:{player}:buy-in:{n}:pool",
+            Reason.BUY_IN,
+        ),
+        Transfer(player_account(player), HOUSE, fee, f"{tid}:{player}:buy-in:{n}:fee", Reason.FEE),
+    ]
 
 
 def generated_tournament(rng: random.Random, tid: str, players: int) -> list[list[Transfer]]:
@@ -63,8 +71,9 @@ def generated_tournament(rng: random.Random, tid: str, players: int) -> list[lis
         batches.append(buy_in(tid, p, 1, 1_000, 90))
         pool += 1_000
     for p in rng.sample(names, players // 3):
-        batches.append([Transfer(player_account(p), pool_account(tid), 1_000, f"{tid}:{p}:rebuy:1:pool",
-                                 Reason.REBUY)])
+        batches.append(
+            [Transfer(player_account(p), pool_account(tid), 1_000, f"{tid}:{p}:rebuy:1:pool", Reason.REBUY)]
+        )
         pool += 1_000
     guarantee = pool + 2_500
     batches.append([Transfer(HOUSE, pool_account(tid), guarantee - pool, f"{tid}:overlay", Reason.OVERLAY)])
@@ -72,9 +81,13 @@ def generated_tournament(rng: random.Random, tid: str, players: int) -> list[lis
     weights = [rng.randint(1, 10) for _ in paid]
     prizes = [guarantee * w // sum(weights) for w in weights]
     prizes[0] += guarantee - sum(prizes)
-    batches.append([Transfer(pool_account(tid), player_account(p), prize, f"{tid}:prize:{p}:{place}",
-                             Reason.PRIZE)
-                    for place, (p, prize) in enumerate(zip(paid, prizes, strict=True), start=1) if prize])
+    batches.append(
+        [
+            Transfer(pool_account(tid), player_account(p), prize, f"{tid}:prize:{p}:{place}", Reason.PRIZE)
+            for place, (p, prize) in enumerate(zip(paid, prizes, strict=True), start=1)
+            if prize
+        ]
+    )
     return batches
 
 
@@ -133,13 +146,13 @@ async def test_replaying_a_simulated_tournament_from_the_real_core_twice_moves_m
     reasons = {t.reason for t in transfers}
     assert {Reason.BUY_IN, Reason.FEE, Reason.REBUY, Reason.PRIZE} <= reasons, reasons
     for start in range(0, len(transfers), 10):
-        await store.ledger.post(transfers[start:start + 10])
+        await store.ledger.post(transfers[start : start + 10])
     once = await store.ledger.balances()
     expected = net_by_account(transfers)
     assert once == expected, "balances after one pass differ from the net of the core's transfers"
     assert once[pool_account(result.tournament_id)] == 0, "the pool is paid out in full"
     for start in range(0, len(transfers), 37):
-        replay = await store.ledger.post(transfers[start:start + 37])
+        replay = await store.ledger.post(transfers[start : start + 37])
         assert not replay.posted, f"a replay moved money: {replay.posted[:3]}"
     assert await store.ledger.balances() == once
     report = await store.ledger.check()
@@ -168,8 +181,9 @@ async def test_the_same_key_posted_concurrently_moves_money_once(store: Store) -
             flags = sorted([first.transactions[0].replayed, second.transactions[0].replayed])
             assert len(ids) == 1 and flags == [False, True], f"round {n}: expected one post and one replay"
             continue
-        results = await asyncio.gather(store.ledger.post([same]), store.ledger.post([other]),
-                                       return_exceptions=True)
+        results = await asyncio.gather(
+            store.ledger.post([same]), store.ledger.post([other]), return_exceptions=True
+        )
         kinds = sorted(type(r).__name__ for r in results)
         assert kinds == ["IdempotencyConflict", "PostResult"], f"round {n}: expected one winner: {results}"
     balances = await store.ledger.balances([player_account("twin"), player_account("other")])
@@ -194,27 +208,34 @@ async def test_a_key_committed_while_a_racer_waits_on_it_is_compared_not_replaye
     with pytest.raises(IdempotencyConflict, match="held:1"):
         await race
     assert await store.ledger.balances([player_account("holder"), player_account("racer")]) == {
-        player_account("holder"): 990, player_account("racer"): 1_000}
+        player_account("holder"): 990,
+        player_account("racer"): 1_000,
+    }
 
 
 async def test_key_reused_for_another_movement_is_refused_and_nothing_posts(store: Store) -> None:
     await store.ledger.post([deposit("conflict", 500, "conflict:d1")])
     with pytest.raises(IdempotencyConflict, match="conflict:d1"):
-        await store.ledger.post([deposit("conflict", 1, "conflict:fresh"),
-                                 deposit("conflict", 600, "conflict:d1")])
+        await store.ledger.post(
+            [deposit("conflict", 1, "conflict:fresh"), deposit("conflict", 600, "conflict:d1")]
+        )
     assert await store.ledger.balance(player_account("conflict")) == 500, "a refused batch moved money"
 
 
 async def test_insufficient_funds_in_a_batch_has_no_partial_effect(store: Store) -> None:
     await store.ledger.post([deposit("short", 1_000)])
-    batch = [Transfer(player_account("short"), pool_account("t"), 600, "short:1", Reason.BUY_IN),
-             Transfer(player_account("short"), HOUSE, 600, "short:2", Reason.FEE)]
+    batch = [
+        Transfer(player_account("short"), pool_account("t"), 600, "short:1", Reason.BUY_IN),
+        Transfer(player_account("short"), HOUSE, 600, "short:2", Reason.FEE),
+    ]
     with pytest.raises(InsufficientFunds) as raised:
         await store.ledger.post(batch)
     got = (raised.value.account, raised.value.balance, raised.value.amount)
     assert got == (player_account("short"), 400, 600), got
     assert await store.ledger.balances([player_account("short"), pool_account("t")]) == {
-        player_account("short"): 1_000, pool_account("t"): 0}, "the first transfer of a refused batch posted"
+        player_account("short"): 1_000,
+        pool_account("t"): 0,
+    }, "the first transfer of a refused batch posted"
     # The refused keys are free: a smaller retry with the same keys goes through.
     await store.ledger.post([batch[0]])
 
@@ -230,8 +251,12 @@ async def test_transfers_apply_in_order_within_a_batch(store: Store) -> None:
 
 
 async def test_house_and_cashier_may_go_negative(store: Store) -> None:
-    await store.ledger.post([Transfer(HOUSE, pool_account("g"), 2_500, "g:overlay", Reason.OVERLAY),
-                             Transfer(CASHIER, player_account("g"), 10, "g:d", Reason.DEPOSIT)])
+    await store.ledger.post(
+        [
+            Transfer(HOUSE, pool_account("g"), 2_500, "g:overlay", Reason.OVERLAY),
+            Transfer(CASHIER, player_account("g"), 10, "g:d", Reason.DEPOSIT),
+        ]
+    )
     assert await store.ledger.balances([HOUSE, CASHIER]) == {HOUSE: -2_500, CASHIER: -10}
 
 
@@ -240,9 +265,11 @@ def test_bad_batches_are_refused_before_the_database() -> None:
     assert not can_post([twice, twice])
     with pytest.raises(DuplicateKey):
         from server.store.ledger import verify_post
+
         verify_post([twice, twice])
     with pytest.raises(UnknownAccount, match="bank:1"):
         from server.store.ledger import verify_post
+
         verify_post([Transfer("bank:1", HOUSE, 1, "k", Reason.FEE)])
     assert first_shortfall([Transfer(player_account("x"), HOUSE, 5, "k", Reason.FEE)], {}) is not None
     assert not can_post([deposit("nul", 1, "key\x00")]), "PostgreSQL text cannot hold NUL"
@@ -264,12 +291,14 @@ async def test_database_refuses_a_transaction_that_does_not_sum_to_zero(store: S
         await _raw(store, sql)
     # A lone transaction without entries is unbalanced too.
     with pytest.raises(asyncpg.exceptions.CheckViolationError, match="unbalanced"):
-        await _raw(store, "INSERT INTO ledger_transactions (idempotency_key, reason) "
-                          "VALUES ('raw:empty', 'fee')")
+        await _raw(
+            store, "INSERT INTO ledger_transactions (idempotency_key, reason) VALUES ('raw:empty', 'fee')"
+        )
     # So is an extra entry slipped into an old, balanced transaction.
     with pytest.raises(asyncpg.exceptions.CheckViolationError, match="unbalanced"):
-        await _raw(store, "INSERT INTO ledger_entries (transaction_id, account, amount) "
-                          "VALUES (1, 'cashier', 5)")
+        await _raw(
+            store, "INSERT INTO ledger_entries (transaction_id, account, amount) VALUES (1, 'cashier', 5)"
+        )
     assert (await store.ledger.check()).ok
     assert await store.ledger.balance(player_account("raw")) == 1_000
 
@@ -285,9 +314,11 @@ async def test_database_checks_the_zero_sum_after_every_insert_of_entries(store:
     with pytest.raises(asyncpg.exceptions.CheckViolationError, match="unbalanced: 1 entries summing to -5"):
         async with store.pool.acquire() as conn, conn.transaction():
             await conn.execute(sql)
-            await conn.execute("INSERT INTO ledger_entries (transaction_id, account, amount) "
-                               "SELECT id, 'player:late', 5 FROM ledger_transactions "
-                               "WHERE idempotency_key = 'late:split'")
+            await conn.execute(
+                "INSERT INTO ledger_entries (transaction_id, account, amount) "
+                "SELECT id, 'player:late', 5 FROM ledger_transactions "
+                "WHERE idempotency_key = 'late:split'"
+            )
     assert await store.ledger.balance(player_account("late")) == 1_000
     assert (await store.ledger.check()).ok
 
@@ -327,9 +358,18 @@ async def test_database_keeps_balances_equal_to_entries_and_the_ledger_append_on
 
 
 BATCHES = st.lists(
-    st.lists(st.tuples(st.sampled_from(["a", "b", "pool", HOUSE]), st.sampled_from(["a", "b", "pool", HOUSE]),
-                       st.integers(1, 400)), min_size=1, max_size=4),
-    min_size=1, max_size=8)
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "pool", HOUSE]),
+            st.sampled_from(["a", "b", "pool", HOUSE]),
+            st.integers(1, 400),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    min_size=1,
+    max_size=8,
+)
 
 
 def test_random_batches_match_a_model_and_keep_the_ledger_sound(postgres_server_url: str) -> None:
@@ -345,8 +385,11 @@ def test_random_batches_match_a_model_and_keep_the_ledger_sound(postgres_server_
 
         def account(short: str) -> str:
             # Fresh accounts per example, so examples share the database but not balances.
-            return {"a": player_account(f"{run}a"), "b": player_account(f"{run}b"),
-                    "pool": pool_account(f"{run}t")}.get(short, short)
+            return {
+                "a": player_account(f"{run}a"),
+                "b": player_account(f"{run}b"),
+                "pool": pool_account(f"{run}t"),
+            }.get(short, short)
 
         model = {account(n): 0 for n in ("a", "b", "pool")}
         await store.ledger.post([deposit(f"{run}a", 500, f"h:{run}:seed")])
@@ -354,8 +397,11 @@ def test_random_batches_match_a_model_and_keep_the_ledger_sound(postgres_server_
         house = await store.ledger.balance(HOUSE)
         model[HOUSE] = house
         for b, batch in enumerate(batches):
-            transfers = [Transfer(account(s), account(t), amount, f"h:{run}:{b}:{i}", Reason.DEAL)
-                         for i, (s, t, amount) in enumerate(batch) if s != t]
+            transfers = [
+                Transfer(account(s), account(t), amount, f"h:{run}:{b}:{i}", Reason.DEAL)
+                for i, (s, t, amount) in enumerate(batch)
+                if s != t
+            ]
             if not transfers:
                 continue
             expected_failure = first_shortfall(transfers, model)

@@ -41,14 +41,22 @@ async def store(postgres_server_url: str) -> AsyncIterator[Store]:
 
 
 def deposit(player: str, cents: int, key: str | None = None) -> Transfer:
-    return Transfer(CASHIER, player_account(player), cents, key or f"deposit:{player}:{uuid.uuid4().hex}",
-                    Reason.DEPOSIT)
+    return Transfer(
+        CASHIER, player_account(player), cents, key or f"deposit:{player}:{uuid.uuid4().hex}", Reason.DEPOSIT
+    )
 
 
 def buy_in(tid: str, player: str, n: int, to_pool: int, fee: int) -> list[Transfer]:
-    return [Transfer(player_account(player), pool_account(tid), to_pool, f"{tid}:{player}:buy-in:{n}:pool",
-                     Reason.BUY_IN),
-            Transfer(player_account(player), HOUSE, fee, f"{tid}:{player}:buy-in:{n}:fee", Reason.FEE)]
+    return [
+        Transfer(
+            player_account(player),
+            pool_account(tid),
+            to_pool,
+            f"{tid}:{player}:buy-in:{n}:pool",
+            Reason.BUY_IN,
+        ),
+        Transfer(player_account(player), HOUSE, fee, f"{tid}:{player}:buy-in:{n}:fee", Reason.FEE),
+    ]
 
 
 async def test_reg_1_fifty_concurrent_buy_ins_through_the_writer_exactly_ten_succeed(store: Store) -> None:
@@ -82,8 +90,10 @@ async def test_reg_1_fifty_concurrent_buy_ins_through_the_writer_exactly_ten_suc
 async def test_many_callers_share_few_transactions_and_each_gets_its_own_result(store: Store) -> None:
     run = uuid.uuid4().hex[:6]
     writer = LedgerWriter(store.ledger)
-    batches = [[deposit(f"w{run}-{i}", 100 + i, f"{run}:{i}:a"), deposit(f"w{run}-{i}", 1, f"{run}:{i}:b")]
-               for i in range(200)]
+    batches = [
+        [deposit(f"w{run}-{i}", 100 + i, f"{run}:{i}:a"), deposit(f"w{run}-{i}", 1, f"{run}:{i}:b")]
+        for i in range(200)
+    ]
     results = await asyncio.gather(*(writer.post(batch) for batch in batches))
     await writer.close()
     for batch, result in zip(batches, results, strict=True):
@@ -107,8 +117,10 @@ async def test_replays_through_the_writer_move_money_once(store: Store) -> None:
     writer = LedgerWriter(store.ledger)
     deposits = [[deposit(p, 5_000, f"{tid}:deposit:{p}")] for p in names]
     buy_ins = [buy_in(tid, p, 1, 1_000, 90) for p in names]
-    prizes = [[Transfer(pool_account(tid), player_account(p), 3_000, f"{tid}:prize:{p}", Reason.PRIZE)]
-              for p in rng.sample(names, 10)]
+    prizes = [
+        [Transfer(pool_account(tid), player_account(p), 3_000, f"{tid}:prize:{p}", Reason.PRIZE)]
+        for p in rng.sample(names, 10)
+    ]
     first: dict[str, int] = {}
     for phase in (deposits, buy_ins, prizes):
         for result in await asyncio.gather(*(writer.post(batch) for batch in phase)):
@@ -119,12 +131,13 @@ async def test_replays_through_the_writer_move_money_once(store: Store) -> None:
     assert once == {name: expected.get(name, 0) for name in once}, "balances after one pass"
     shuffled = everything[:]
     rng.shuffle(shuffled)
-    again = await asyncio.gather(*(writer.post(shuffled[i:i + 7]) for i in range(0, len(shuffled), 7)))
+    again = await asyncio.gather(*(writer.post(shuffled[i : i + 7]) for i in range(0, len(shuffled), 7)))
     await writer.close()
     for result in again:
         assert all(t.replayed for t in result.transactions), "a replay through the writer moved money"
-        assert all(first[t.idempotency_key] == t.transaction_id for t in result.transactions), \
+        assert all(first[t.idempotency_key] == t.transaction_id for t in result.transactions), (
             "a replay returns the first result"
+        )
     assert await store.ledger.balances(list(once)) == once, "replays changed a balance"
 
 
@@ -136,8 +149,9 @@ async def test_the_same_key_from_two_callers_posts_once(store: Store) -> None:
     same = deposit(f"twin{run}", 10, f"{run}:twin")
     other = Transfer(CASHIER, player_account(f"other{run}"), 10, f"{run}:twin", Reason.DEPOSIT)
     unrelated = deposit(f"third{run}", 5)
-    first, second, third = await asyncio.gather(writer.post([same]), writer.post([same]),
-                                                writer.post([unrelated]))
+    first, second, third = await asyncio.gather(
+        writer.post([same]), writer.post([same]), writer.post([unrelated])
+    )
     assert sorted([first.transactions[0].replayed, second.transactions[0].replayed]) == [False, True]
     assert first.transactions[0].transaction_id == second.transactions[0].transaction_id
     assert not third.replayed
@@ -145,18 +159,23 @@ async def test_the_same_key_from_two_callers_posts_once(store: Store) -> None:
         await writer.post([other])
     await writer.close()
     assert await store.ledger.balances([player_account(f"twin{run}"), player_account(f"other{run}")]) == {
-        player_account(f"twin{run}"): 10, player_account(f"other{run}"): 0}
+        player_account(f"twin{run}"): 10,
+        player_account(f"other{run}"): 0,
+    }
 
 
 async def test_a_failing_caller_does_not_fail_the_others(store: Store) -> None:
     """One caller overdraws, one reuses a key for another movement; every other caller of the same
     combined batch still posts, once, and each failing caller gets its own typed error."""
     run = uuid.uuid4().hex[:6]
-    await store.ledger.post([deposit(f"ok{run}", 1_000, f"{run}:fund"),
-                             deposit(f"used{run}", 5, f"{run}:used")])
+    await store.ledger.post(
+        [deposit(f"ok{run}", 1_000, f"{run}:fund"), deposit(f"used{run}", 5, f"{run}:used")]
+    )
     writer = LedgerWriter(store.ledger, max_wait_s=0.01)
-    good = [[Transfer(player_account(f"ok{run}"), pool_account(run), 10, f"{run}:good:{i}", Reason.BUY_IN)]
-            for i in range(20)]
+    good = [
+        [Transfer(player_account(f"ok{run}"), pool_account(run), 10, f"{run}:good:{i}", Reason.BUY_IN)]
+        for i in range(20)
+    ]
     short = [Transfer(player_account(f"poor{run}"), pool_account(run), 10, f"{run}:short", Reason.BUY_IN)]
     clash = [deposit(f"ok{run}", 99, f"{run}:used")]
     batches: list[list[Transfer]] = [*good[:7], short, *good[7:14], clash, *good[14:]]
@@ -167,7 +186,9 @@ async def test_a_failing_caller_does_not_fail_the_others(store: Store) -> None:
     assert kinds == expected + ["PostResult"] * 6, f"expected {expected} then 6 results, got {kinds}"
     assert all(isinstance(r, PostResult) and not r.replayed for r in results if not isinstance(r, Exception))
     assert await store.ledger.balances([player_account(f"ok{run}"), pool_account(run)]) == {
-        player_account(f"ok{run}"): 1_000 - 20 * 10, pool_account(run): 200}, "each good transfer posted once"
+        player_account(f"ok{run}"): 1_000 - 20 * 10,
+        pool_account(run): 200,
+    }, "each good transfer posted once"
     assert writer.fallbacks >= 1
     assert (await store.ledger.check()).ok
 
@@ -188,21 +209,32 @@ async def test_a_database_failure_reaches_every_caller(postgres_server_url: str)
             pool = opened.pool
         # The pool is closed now: every caller of the combined batch hears about it.
         writer = LedgerWriter(Ledger(pool))
-        results = await asyncio.gather(*(writer.post([deposit(f"down{i}", 1)]) for i in range(5)),
-                                       return_exceptions=True)
+        results = await asyncio.gather(
+            *(writer.post([deposit(f"down{i}", 1)]) for i in range(5)), return_exceptions=True
+        )
         assert all(isinstance(r, asyncpg.exceptions.InterfaceError) for r in results), results
     finally:
         await drop_database(postgres_server_url, url)
 
 
 WRITER_ROUNDS = st.lists(
-    st.lists(st.tuples(st.sampled_from(["a", "b", "pool", HOUSE]), st.sampled_from(["a", "b", "pool", HOUSE]),
-                       st.integers(1, 400)), min_size=1, max_size=3),
-    min_size=1, max_size=12)
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "pool", HOUSE]),
+            st.sampled_from(["a", "b", "pool", HOUSE]),
+            st.integers(1, 400),
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+    min_size=1,
+    max_size=12,
+)
 
 
 def test_concurrent_callers_get_what_posting_one_by_one_in_arrival_order_gives(
-        postgres_server_url: str) -> None:
+    postgres_server_url: str,
+) -> None:
     """Random batches (some overdraw) handed to the writer at once: each caller's outcome, and the
     balances, are those of posting the batches one at a time in arrival order (a plain model)."""
     loop = asyncio.new_event_loop()
@@ -215,14 +247,27 @@ def test_concurrent_callers_get_what_posting_one_by_one_in_arrival_order_gives(
         run = next(examples)
 
         def account(short: str) -> str:
-            return {"a": player_account(f"{run}a"), "b": player_account(f"{run}b"),
-                    "pool": pool_account(f"{run}t")}.get(short, short)
+            return {
+                "a": player_account(f"{run}a"),
+                "b": player_account(f"{run}b"),
+                "pool": pool_account(f"{run}t"),
+            }.get(short, short)
 
         await store.ledger.post([deposit(f"{run}a", 500, f"wh:{run}:seed")])
-        model = {account("a"): 500, account("b"): 0, account("pool"): 0,
-                 HOUSE: await store.ledger.balance(HOUSE)}
-        posts = [[Transfer(account(s), account(t), amount, f"wh:{run}:{b}:{i}", Reason.DEAL)
-                  for i, (s, t, amount) in enumerate(batch) if s != t] for b, batch in enumerate(batches)]
+        model = {
+            account("a"): 500,
+            account("b"): 0,
+            account("pool"): 0,
+            HOUSE: await store.ledger.balance(HOUSE),
+        }
+        posts = [
+            [
+                Transfer(account(s), account(t), amount, f"wh:{run}:{b}:{i}", Reason.DEAL)
+                for i, (s, t, amount) in enumerate(batch)
+                if s != t
+            ]
+            for b, batch in enumerate(batches)
+        ]
         posts = [p for p in posts if p]
         writer = LedgerWriter(store.ledger)
         outcomes = await asyncio.gather(*(writer.post(p) for p in posts), return_exceptions=True)

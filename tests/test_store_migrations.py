@@ -43,9 +43,22 @@ async def test_fresh_apply_then_second_apply_is_a_no_op(empty_db: str) -> None:
         assert first.applied == tuple(range(1, newest + 1)), f"expected every migration, got {first.applied}"
         assert first.version == newest
         tables = await _tables(conn)
-        expected = {"schema_migrations", "accounts", "ledger_transactions", "ledger_entries", "players",
-                    "operators", "tournaments", "registrations", "entries", "rebuys", "results",
-                    "table_snapshots", "hand_histories", "hand_players"}
+        expected = {
+            "schema_migrations",
+            "accounts",
+            "ledger_transactions",
+            "ledger_entries",
+            "players",
+            "operators",
+            "tournaments",
+            "registrations",
+            "entries",
+            "rebuys",
+            "results",
+            "table_snapshots",
+            "hand_histories",
+            "hand_players",
+        }
         assert expected <= tables, f"missing tables: {expected - tables}"
         rows = await conn.fetch("SELECT version FROM schema_migrations ORDER BY 1")
         recorded = [r["version"] for r in rows]
@@ -65,8 +78,9 @@ async def test_database_newer_than_the_code_is_refused(empty_db: str) -> None:
     try:
         await apply_migrations(conn)
         newest = load_migrations()[-1].version
-        await conn.execute("INSERT INTO schema_migrations (version, name) VALUES ($1, 'from_the_future')",
-                           newest + 1)
+        await conn.execute(
+            "INSERT INTO schema_migrations (version, name) VALUES ($1, 'from_the_future')", newest + 1
+        )
         with pytest.raises(SchemaTooNew) as raised:
             await apply_migrations(conn)
         assert (raised.value.database_version, raised.value.code_version) == (newest + 1, newest)
@@ -81,8 +95,10 @@ async def test_database_newer_than_the_code_is_refused(empty_db: str) -> None:
 async def test_a_newer_database_is_refused_before_anything_is_written(empty_db: str) -> None:
     conn = await asyncpg.connect(empty_db, timeout=30)
     try:
-        await conn.execute("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
-                           "applied_at timestamptz NOT NULL DEFAULT now())")
+        await conn.execute(
+            "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, "
+            "applied_at timestamptz NOT NULL DEFAULT now())"
+        )
         await conn.execute("INSERT INTO schema_migrations (version, name) VALUES (999, 'future')")
         with pytest.raises(SchemaTooNew):
             await apply_migrations(conn)

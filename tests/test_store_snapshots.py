@@ -29,19 +29,23 @@ async def store(postgres_server_url: str) -> AsyncIterator[Store]:
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
-def table(tid: str, table_id: str, hand: int, players: dict[str, int], *,
-          button: int | None = 1) -> TableSnapshot:
-    seats = tuple(SeatSnapshot(seat, player, stack, 2)
-                  for seat, (player, stack) in enumerate(players.items(), 1))
+def table(
+    tid: str, table_id: str, hand: int, players: dict[str, int], *, button: int | None = 1
+) -> TableSnapshot:
+    seats = tuple(
+        SeatSnapshot(seat, player, stack, 2) for seat, (player, stack) in enumerate(players.items(), 1)
+    )
     return TableSnapshot(tid, table_id, hand, 1 + hand // 10, button, seats, NOW)
 
 
 async def test_crash_1_latest_state_is_each_tables_last_hand_boundary(store: Store) -> None:
-    await store.snapshots.save([table("s1", "A", 0, {"a1": 1000, "a2": 1000}),
-                                table("s1", "B", 0, {"b1": 1000, "b2": 1000})])
+    await store.snapshots.save(
+        [table("s1", "A", 0, {"a1": 1000, "a2": 1000}), table("s1", "B", 0, {"b1": 1000, "b2": 1000})]
+    )
     await store.snapshots.save([table("s1", "A", 1, {"a1": 1500, "a2": 500})])
-    third = await store.snapshots.save([table("s1", "B", 1, {"b1": 200, "b2": 1800}),
-                                        table("s1", "A", 2, {"a1": 2000})])
+    third = await store.snapshots.save(
+        [table("s1", "B", 1, {"b1": 200, "b2": 1800}), table("s1", "A", 2, {"a1": 2000})]
+    )
     state = await store.snapshots.load_latest_state("s1")
     assert state is not None
     assert state.batch_id == third.batch_id, (state.batch_id, third.batch_id)
@@ -52,11 +56,13 @@ async def test_crash_1_latest_state_is_each_tables_last_hand_boundary(store: Sto
 
 
 async def test_latest_state_at_or_before_a_batch_and_broken_tables(store: Store) -> None:
-    first = await store.snapshots.save([table("s2", "A", 5, {"p1": 10, "p2": 20}),
-                                        table("s2", "B", 5, {"p3": 30})])
+    first = await store.snapshots.save(
+        [table("s2", "A", 5, {"p1": 10, "p2": 20}), table("s2", "B", 5, {"p3": 30})]
+    )
     # A balancing move between hands: both tables in one batch, so no state has p3 twice or never.
-    await store.snapshots.save([table("s2", "A", 5, {"p1": 10, "p2": 20, "p3": 30}),
-                                table("s2", "B", 5, {}, button=None)])
+    await store.snapshots.save(
+        [table("s2", "A", 5, {"p1": 10, "p2": 20, "p3": 30}), table("s2", "B", 5, {}, button=None)]
+    )
     now = await store.snapshots.load_latest_state("s2")
     assert now is not None and [t.table_id for t in now.tables] == ["A"], "a broken table is left out"
     assert now.players == {"p1", "p2", "p3"}, now.players
@@ -73,6 +79,7 @@ async def test_a_thousand_tables_save_in_one_round_trip_and_concurrent_saves_sta
     batch = [table("s3", f"T{i}", 1, {f"p{i}-{s}": 1000 + s for s in range(9)}) for i in range(1000)]
     saved = await store.snapshots.save(batch)
     assert len(saved.snapshot_ids) == 1000 and list(saved.snapshot_ids) == sorted(saved.snapshot_ids)
+
     async def actor(first: int) -> None:
         # One writer per table, as the table actors are; different tables save concurrently.
         for hand in range(2, 6):
@@ -115,9 +122,11 @@ def test_snapshots_that_do_not_describe_a_table_are_refused() -> None:
 
 
 PLAYER_IDS = st.text(min_size=1, max_size=8)
-SEATS = st.lists(st.tuples(st.integers(1, 10), PLAYER_IDS, st.integers(0, 10**12),
-                           st.integers(0, 9)),
-                 max_size=10, unique_by=(lambda s: s[0], lambda s: s[1]))
+SEATS = st.lists(
+    st.tuples(st.integers(1, 10), PLAYER_IDS, st.integers(0, 10**12), st.integers(0, 9)),
+    max_size=10,
+    unique_by=(lambda s: s[0], lambda s: s[1]),
+)
 
 
 def test_any_snapshot_batch_loads_back_exactly(postgres_server_url: str) -> None:
@@ -129,14 +138,22 @@ def test_any_snapshot_batch_loads_back_exactly(postgres_server_url: str) -> None
     runs = iter(range(10**6))
 
     @settings(max_examples=30, deadline=None)
-    @given(st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 40), st.none() | st.integers(1, 10),
-                              SEATS), min_size=1, max_size=5))
+    @given(
+        st.lists(
+            st.tuples(st.integers(0, 10**6), st.integers(0, 40), st.none() | st.integers(1, 10), SEATS),
+            min_size=1,
+            max_size=5,
+        )
+    )
     def check(tables: list[tuple[int, int, int | None, list[tuple[int, str, int, int]]]]) -> None:
         tid = f"h{next(runs)}"
         try:
-            batch = [TableSnapshot(tid, f"T{i}", hand, level, button,
-                                   tuple(SeatSnapshot(*seat) for seat in seats), NOW)
-                     for i, (hand, level, button, seats) in enumerate(tables)]
+            batch = [
+                TableSnapshot(
+                    tid, f"T{i}", hand, level, button, tuple(SeatSnapshot(*seat) for seat in seats), NOW
+                )
+                for i, (hand, level, button, seats) in enumerate(tables)
+            ]
         except SnapshotError:
             # Refused up front (an id PostgreSQL cannot store); nothing to save.
             assume(False)

@@ -55,14 +55,18 @@ async def test_an_operators_toml_is_validated_then_recorded_under_its_id(
 
 
 def buy_in(tid: str, player: str, n: int = 1) -> list[Transfer]:
-    return [Transfer(player_account(player), pool_account(tid), 1_000, f"{tid}:{player}:entry:{n}:pool",
-                     Reason.BUY_IN),
-            Transfer(player_account(player), HOUSE, 100, f"{tid}:{player}:entry:{n}:fee", Reason.FEE)]
+    return [
+        Transfer(
+            player_account(player), pool_account(tid), 1_000, f"{tid}:{player}:entry:{n}:pool", Reason.BUY_IN
+        ),
+        Transfer(player_account(player), HOUSE, 100, f"{tid}:{player}:entry:{n}:fee", Reason.FEE),
+    ]
 
 
 async def fund(store: Store, player: str, cents: int) -> None:
-    await store.ledger.post([Transfer(CASHIER, player_account(player), cents, f"fund:{player}",
-                                      Reason.DEPOSIT)])
+    await store.ledger.post(
+        [Transfer(CASHIER, player_account(player), cents, f"fund:{player}", Reason.DEPOSIT)]
+    )
 
 
 def test_status_machine_allows_exactly_the_documented_steps() -> None:
@@ -86,7 +90,8 @@ async def test_definition_is_kept_as_text_and_json_and_steps_are_recorded(
     await create(store, repo_root, "life")
     got = await store.tournaments.get("life")
     assert got.status is TournamentStatus.ANNOUNCED and got.config_toml.startswith(
-        (repo_root / "examples" / "freezeout-10min.toml").read_text()[:20]), got
+        (repo_root / "examples" / "freezeout-10min.toml").read_text()[:20]
+    ), got
     assert got.config == tomllib.loads(got.config_toml), "the JSON is the parsed TOML"
     with pytest.raises(TournamentExists):
         await create(store, repo_root, "life")
@@ -118,7 +123,9 @@ async def test_reg_1_registration_and_its_buy_in_commit_together(store: Store, r
     registration, posted = await store.tournaments.register("reg1", "ann", transfers=buy_in("reg1", "ann"))
     assert registration.status is RegistrationStatus.REGISTERED and len(posted.posted) == 2
     assert await store.ledger.balances([player_account("ann"), pool_account("reg1")]) == {
-        player_account("ann"): 0, pool_account("reg1"): 1_000}
+        player_account("ann"): 0,
+        pool_account("reg1"): 1_000,
+    }
     # Broke: the registration is not recorded either.
     with pytest.raises(InsufficientFunds):
         await store.tournaments.register("reg1", "bea", transfers=buy_in("reg1", "bea"))
@@ -135,8 +142,9 @@ async def test_reg_2_waiting_list_keeps_order_and_a_returning_player_goes_last(
     for player in ("w1", "w2", "w3"):
         await store.tournaments.register("reg2", player, status=RegistrationStatus.WAITING)
     await store.tournaments.set_registration_status("reg2", "w1", RegistrationStatus.UNREGISTERED)
-    await store.tournaments.register("reg2", "w1", status=RegistrationStatus.WAITING,
-                                     paid_with=PaidWith.TICKET)
+    await store.tournaments.register(
+        "reg2", "w1", status=RegistrationStatus.WAITING, paid_with=PaidWith.TICKET
+    )
     await store.tournaments.set_registration_status("reg2", "w2", RegistrationStatus.REGISTERED)
     waiting = await store.tournaments.waiting_list("reg2")
     assert [r.player_id for r in waiting] == ["w3", "w1"], waiting

@@ -16,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     check = actions.add_parser(
         "check",
         help="verify every transaction sums to zero and every balance is the sum of its entries; "
-             "exit 1 and print what is wrong otherwise",
+        "exit 1 and print what is wrong otherwise",
     )
     add_store_arguments(check)
 

@@ -15,8 +15,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     add = actions.add_parser("add", help="create a player and print its access token (shown once)")
     add.add_argument("name")
-    add.add_argument("--deposit", type=int, default=0, metavar="CENTS",
-                     help="credit this many cents from the cashier (a ledger transaction)")
+    add.add_argument(
+        "--deposit",
+        type=int,
+        default=0,
+        metavar="CENTS",
+        help="credit this many cents from the cashier (a ledger transaction)",
+    )
     show = actions.add_parser("show", help="print a player's id, creation time and balance")
     show.add_argument("name")
     deposit = actions.add_parser("deposit", help="credit cents from the cashier to a player")
@@ -43,8 +48,9 @@ async def _run(args: argparse.Namespace) -> int:
     if args.action in ("add", "deposit"):
         cents = args.deposit if args.action == "add" else args.cents
         if cents < 0 or (args.action == "deposit" and cents == 0):
-            print(f"feltd admin player: a deposit is a positive number of cents, got {cents}",
-                  file=sys.stderr)
+            print(
+                f"feltd admin player: a deposit is a positive number of cents, got {cents}", file=sys.stderr
+            )
             return 2
     async with open_store(args.database_url, args.data_dir) as store:
         try:
@@ -57,17 +63,23 @@ async def _run(args: argparse.Namespace) -> int:
                 if args.deposit:
                     key = f"deposit:{player.id}:initial"
                     result = await store.ledger.post(
-                        [Transfer(CASHIER, player.account, args.deposit, key, Reason.DEPOSIT)])
-                    print(f"deposit: {args.deposit} cents (ledger transaction "
-                          f"{result.transactions[0].transaction_id})")
+                        [Transfer(CASHIER, player.account, args.deposit, key, Reason.DEPOSIT)]
+                    )
+                    print(
+                        f"deposit: {args.deposit} cents (ledger transaction "
+                        f"{result.transactions[0].transaction_id})"
+                    )
             elif args.action == "deposit":
                 player = await store.players.get(args.name)
                 key = args.key or f"deposit:{player.id}:{uuid.uuid4().hex}"
-                result = await store.ledger.post([Transfer(CASHIER, player.account, args.cents, key,
-                                                           Reason.DEPOSIT)])
+                result = await store.ledger.post(
+                    [Transfer(CASHIER, player.account, args.cents, key, Reason.DEPOSIT)]
+                )
                 posted = result.transactions[0]
-                print(f"deposit: {args.cents} cents to {player.name!r} (ledger transaction "
-                      f"{posted.transaction_id}{', replayed' if posted.replayed else ''})")
+                print(
+                    f"deposit: {args.cents} cents to {player.name!r} (ledger transaction "
+                    f"{posted.transaction_id}{', replayed' if posted.replayed else ''})"
+                )
             else:
                 player = await store.players.get(args.name)
                 balance = await store.ledger.balance(player.account)

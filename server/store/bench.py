@@ -71,10 +71,12 @@ async def _server_latency(store: Store) -> None:
         commit = (time.perf_counter() - started) / 100
         await conn.execute("DROP TABLE bench_commit_probe")
         synchronous = await conn.fetchval("SHOW synchronous_commit")
-    print(f"server: round trip {1000 * round_trip:.3f} ms, durable commit {1000 * commit:.3f} ms "
-          f"(synchronous_commit={synchronous}); one connection posting one transfer at a time is "
-          "bounded by the commit, a rush on one account by the commit too (its lock is held until then); "
-          "callers sharing the LedgerWriter share one commit per batch")
+    print(
+        f"server: round trip {1000 * round_trip:.3f} ms, durable commit {1000 * commit:.3f} ms "
+        f"(synchronous_commit={synchronous}); one connection posting one transfer at a time is "
+        "bounded by the commit, a rush on one account by the commit too (its lock is held until then); "
+        "callers sharing the LedgerWriter share one commit per batch"
+    )
 
 
 async def _bench(store: Store, args: argparse.Namespace) -> None:
@@ -84,50 +86,85 @@ async def _bench(store: Store, args: argparse.Namespace) -> None:
     connections = args.connections
     # Fund every player once, in one batch, so the measured transfers never run dry.
     players = [f"b{run}-{i}" for i in range(2 * connections * 2)]
-    await store.ledger.post([Transfer(CASHIER, player_account(p), 10**12, f"bench:{run}:fund:{p}",
-                                      Reason.DEPOSIT) for p in players])
+    await store.ledger.post(
+        [
+            Transfer(CASHIER, player_account(p), 10**12, f"bench:{run}:fund:{p}", Reason.DEPOSIT)
+            for p in players
+        ]
+    )
 
     def pair_transfers(tag: str, a: str, b: str, count: int) -> list[Transfer]:
         # Back and forth between two players: no shared hot account with any other worker.
-        return [Transfer(player_account(a if i % 2 == 0 else b), player_account(b if i % 2 == 0 else a),
-                         100, f"bench:{run}:{tag}:{i}", Reason.DEPOSIT) for i in range(count)]
+        return [
+            Transfer(
+                player_account(a if i % 2 == 0 else b),
+                player_account(b if i % 2 == 0 else a),
+                100,
+                f"bench:{run}:{tag}:{i}",
+                Reason.DEPOSIT,
+            )
+            for i in range(count)
+        ]
 
     async def post_each(transfers: Sequence[Transfer], size: int) -> None:
         async with store.pool.acquire(timeout=30) as conn:
             for start in range(0, len(transfers), size):
-                await post_on(conn, transfers[start:start + size])
+                await post_on(conn, transfers[start : start + size])
 
     single = pair_transfers("single", players[0], players[1], n)
     elapsed = await _timed(post_each(single, 1))
-    _line("ledger, 1 connection, 1 transfer per post", n / elapsed, "transactions/s",
-          f"{n} in {elapsed:.2f} s")
+    _line(
+        "ledger, 1 connection, 1 transfer per post", n / elapsed, "transactions/s", f"{n} in {elapsed:.2f} s"
+    )
 
     batched = pair_transfers("batched", players[2], players[3], n)
     elapsed = await _timed(post_each(batched, args.batch))
-    _line(f"ledger, 1 connection, {args.batch} transfers per post", n / elapsed, "transactions/s",
-          f"{n} in {elapsed:.2f} s")
+    _line(
+        f"ledger, 1 connection, {args.batch} transfers per post",
+        n / elapsed,
+        "transactions/s",
+        f"{n} in {elapsed:.2f} s",
+    )
 
     per_worker = max(1, n // connections)
-    work = [pair_transfers(f"conc{w}", players[4 + 2 * w], players[5 + 2 * w], per_worker)
-            for w in range(connections)]
+    work = [
+        pair_transfers(f"conc{w}", players[4 + 2 * w], players[5 + 2 * w], per_worker)
+        for w in range(connections)
+    ]
     elapsed = await _timed(asyncio.gather(*(post_each(w, 1) for w in work)))
     total = per_worker * connections
-    _line(f"ledger, {connections} connections, 1 transfer per post", total / elapsed, "transactions/s",
-          f"{total} in {elapsed:.2f} s")
+    _line(
+        f"ledger, {connections} connections, 1 transfer per post",
+        total / elapsed,
+        "transactions/s",
+        f"{total} in {elapsed:.2f} s",
+    )
 
-    work = [pair_transfers(f"concb{w}", players[4 + 2 * w], players[5 + 2 * w], per_worker)
-            for w in range(connections)]
+    work = [
+        pair_transfers(f"concb{w}", players[4 + 2 * w], players[5 + 2 * w], per_worker)
+        for w in range(connections)
+    ]
     elapsed = await _timed(asyncio.gather(*(post_each(w, 10) for w in work)))
-    _line(f"ledger, {connections} connections, 10 transfers per post", total / elapsed, "transactions/s",
-          f"{total} in {elapsed:.2f} s")
+    _line(
+        f"ledger, {connections} connections, 10 transfers per post",
+        total / elapsed,
+        "transactions/s",
+        f"{total} in {elapsed:.2f} s",
+    )
 
     # Registration rush: every post is a buy-in + fee into one pool and the house, the two hot
     # accounts every registration of a tournament locks.
     tid = f"bench{run}"
-    rush = [[Transfer(player_account(p), pool_account(tid), 1000, f"bench:{run}:rush:{p}:{i}:buy-in",
-                      Reason.BUY_IN),
-             Transfer(player_account(p), HOUSE, 100, f"bench:{run}:rush:{p}:{i}:fee", Reason.FEE)]
-            for i in range(max(1, per_worker // 2)) for p in players[:connections]]
+    rush = [
+        [
+            Transfer(
+                player_account(p), pool_account(tid), 1000, f"bench:{run}:rush:{p}:{i}:buy-in", Reason.BUY_IN
+            ),
+            Transfer(player_account(p), HOUSE, 100, f"bench:{run}:rush:{p}:{i}:fee", Reason.FEE),
+        ]
+        for i in range(max(1, per_worker // 2))
+        for p in players[:connections]
+    ]
     chunks = [rush[w::connections] for w in range(connections)]
 
     async def post_batches(batches: Sequence[Sequence[Transfer]]) -> None:
@@ -137,56 +174,94 @@ async def _bench(store: Store, args: argparse.Namespace) -> None:
 
     elapsed = await _timed(asyncio.gather(*(post_batches(c) for c in chunks)))
     total = 2 * len(rush)
-    _line(f"ledger, {connections} connections, buy-in+fee into one pool", total / elapsed, "transactions/s",
-          f"{len(rush)} registrations in {elapsed:.2f} s")
+    _line(
+        f"ledger, {connections} connections, buy-in+fee into one pool",
+        total / elapsed,
+        "transactions/s",
+        f"{len(rush)} registrations in {elapsed:.2f} s",
+    )
 
     # The coordinators' and table actors' way: many callers at once, each awaiting its own post,
     # through the group-commit writer (one database transaction for whatever arrives together).
     callers = max(1, args.writer_callers)
     per_caller = max(1, n // callers)
     owners = [f"w{run}-{i}" for i in range(2 * callers)]
-    await store.ledger.post([Transfer(CASHIER, player_account(p), 10**12, f"bench:{run}:fund:{p}",
-                                      Reason.DEPOSIT) for p in owners])
+    await store.ledger.post(
+        [
+            Transfer(CASHIER, player_account(p), 10**12, f"bench:{run}:fund:{p}", Reason.DEPOSIT)
+            for p in owners
+        ]
+    )
     ledger_writer = LedgerWriter(store.ledger)
 
     async def caller(batches: Sequence[Sequence[Transfer]]) -> None:
         for batch in batches:
             await ledger_writer.post(batch)
 
-    singles = [[[t] for t in pair_transfers(f"writer{c}", owners[2 * c], owners[2 * c + 1], per_caller)]
-               for c in range(callers)]
+    singles = [
+        [[t] for t in pair_transfers(f"writer{c}", owners[2 * c], owners[2 * c + 1], per_caller)]
+        for c in range(callers)
+    ]
     elapsed = await _timed(asyncio.gather(*(caller(w) for w in singles)))
     total = per_caller * callers
-    _line(f"ledger, {callers} callers, 1 transfer each, via LedgerWriter", total / elapsed,
-          "transactions/s",
-          f"{total} in {elapsed:.2f} s, {ledger_writer.batches_written} database transactions")
+    _line(
+        f"ledger, {callers} callers, 1 transfer each, via LedgerWriter",
+        total / elapsed,
+        "transactions/s",
+        f"{total} in {elapsed:.2f} s, {ledger_writer.batches_written} database transactions",
+    )
 
     writes_before = ledger_writer.batches_written
-    rushes = [[[Transfer(player_account(p), pool_account(tid), 1000, f"bench:{run}:wrush:{p}:{i}:buy-in",
-                         Reason.BUY_IN),
-                Transfer(player_account(p), HOUSE, 100, f"bench:{run}:wrush:{p}:{i}:fee", Reason.FEE)]
-               for i in range(max(1, per_caller // 2))]
-              for p in owners[:callers]]
+    rushes = [
+        [
+            [
+                Transfer(
+                    player_account(p),
+                    pool_account(tid),
+                    1000,
+                    f"bench:{run}:wrush:{p}:{i}:buy-in",
+                    Reason.BUY_IN,
+                ),
+                Transfer(player_account(p), HOUSE, 100, f"bench:{run}:wrush:{p}:{i}:fee", Reason.FEE),
+            ]
+            for i in range(max(1, per_caller // 2))
+        ]
+        for p in owners[:callers]
+    ]
     elapsed = await _timed(asyncio.gather(*(caller(w) for w in rushes)))
     registrations = sum(len(w) for w in rushes)
-    _line(f"ledger, {callers} callers, buy-in+fee into one pool, via LedgerWriter",
-          2 * registrations / elapsed, "transactions/s",
-          f"{registrations} registrations in {elapsed:.2f} s, "
-          f"{ledger_writer.batches_written - writes_before} database transactions")
+    _line(
+        f"ledger, {callers} callers, buy-in+fee into one pool, via LedgerWriter",
+        2 * registrations / elapsed,
+        "transactions/s",
+        f"{registrations} registrations in {elapsed:.2f} s, "
+        f"{ledger_writer.batches_written - writes_before} database transactions",
+    )
     await ledger_writer.close()
 
     report = await store.ledger.check()
-    print(f"ledger check after the benchmark: {'ok' if report.ok else 'BROKEN'} "
-          f"({report.transactions} transactions)")
+    print(
+        f"ledger check after the benchmark: {'ok' if report.ok else 'BROKEN'} "
+        f"({report.transactions} transactions)"
+    )
 
     tables = args.tables
     now = datetime.now(UTC)
     batches = [
-        [TableSnapshot(tid, f"t{t}", hand, 1 + hand // 10, 1 + hand % args.seats,
-                       tuple(SeatSnapshot(s, f"p{t}-{s}", 10_000 + 7 * hand + s, 2)
-                             for s in range(1, args.seats + 1)),
-                       now)
-         for t in range(tables)]
+        [
+            TableSnapshot(
+                tid,
+                f"t{t}",
+                hand,
+                1 + hand // 10,
+                1 + hand % args.seats,
+                tuple(
+                    SeatSnapshot(s, f"p{t}-{s}", 10_000 + 7 * hand + s, 2) for s in range(1, args.seats + 1)
+                ),
+                now,
+            )
+            for t in range(tables)
+        ]
         for hand in range(args.rounds)
     ]
 
@@ -197,9 +272,13 @@ async def _bench(store: Store, args: argparse.Namespace) -> None:
 
     elapsed = await _timed(save_all())
     rows = tables * args.rounds
-    _line(f"snapshots, 1 connection, {tables} tables per batch", rows / elapsed, "snapshot rows/s",
-          f"{rows * args.seats / elapsed:,.0f} seats/s; {args.rounds} batches in {elapsed:.2f} s, "
-          f"{1000 * elapsed / args.rounds:.1f} ms per batch")
+    _line(
+        f"snapshots, 1 connection, {tables} tables per batch",
+        rows / elapsed,
+        "snapshot rows/s",
+        f"{rows * args.seats / elapsed:,.0f} seats/s; {args.rounds} batches in {elapsed:.2f} s, "
+        f"{1000 * elapsed / args.rounds:.1f} ms per batch",
+    )
     # The table actors' way: each of ``tables`` actors saves its own snapshot at its hand boundary
     # and waits for it; the writer groups whatever arrives together.
     writer = SnapshotWriter(store.snapshots)
@@ -209,14 +288,20 @@ async def _bench(store: Store, args: argparse.Namespace) -> None:
             await writer.save(TableSnapshot(tid, f"t{t}", hand, 1, 1, batches[0][t].seats, now))
 
     elapsed = await _timed(asyncio.gather(*(actor(t) for t in range(tables))))
-    _line(f"snapshots, {tables} table actors via SnapshotWriter", rows / elapsed, "snapshot rows/s",
-          f"{writer.batches_written} batches for {rows} saves in {elapsed:.2f} s")
+    _line(
+        f"snapshots, {tables} table actors via SnapshotWriter",
+        rows / elapsed,
+        "snapshot rows/s",
+        f"{writer.batches_written} batches for {rows} saves in {elapsed:.2f} s",
+    )
     started = time.perf_counter()
     state = await store.snapshots.load_latest_state(tid)
     elapsed = time.perf_counter() - started
     assert state is not None
-    print(f"load_latest_state: {len(state.tables)} tables, {len(state.players)} players "
-          f"in {1000 * elapsed:.1f} ms (over {2 * rows} snapshot rows)")
+    print(
+        f"load_latest_state: {len(state.tables)} tables, {len(state.players)} players "
+        f"in {1000 * elapsed:.1f} ms (over {2 * rows} snapshot rows)"
+    )
 
 
 async def _timed(work: Awaitable[object]) -> float:

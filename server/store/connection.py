@@ -49,8 +49,13 @@ class Store:
 async def connect_pool(url: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
     """A pool whose every connection and query is bounded in time."""
     pool = await asyncio.wait_for(
-        asyncpg.create_pool(url, min_size=min_size, max_size=max_size, timeout=CONNECT_TIMEOUT_S,
-                            command_timeout=COMMAND_TIMEOUT_S),
+        asyncpg.create_pool(
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            timeout=CONNECT_TIMEOUT_S,
+            command_timeout=COMMAND_TIMEOUT_S,
+        ),
         CONNECT_TIMEOUT_S,
     )
     assert pool is not None
@@ -74,8 +79,9 @@ async def open_store(
     url = database_url or database_url_from_env()
     embedded: EmbeddedPostgres | None = None
     if url is None:
-        embedded = await asyncio.wait_for(asyncio.to_thread(EmbeddedPostgres, Path(data_dir)),
-                                          EMBEDDED_START_TIMEOUT_S)
+        embedded = await asyncio.wait_for(
+            asyncio.to_thread(EmbeddedPostgres, Path(data_dir)), EMBEDDED_START_TIMEOUT_S
+        )
         url = embedded.url
     try:
         pool = await connect_pool(url, min_size=min_size, max_size=max_size)

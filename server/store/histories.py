@@ -42,8 +42,9 @@ SELECT hands.hand_id, p.value ->> 'player_id', hands.finished_at
   FROM hands CROSS JOIN LATERAL jsonb_array_elements(hands.players) AS p
 """
 
-_COLUMNS = ("hand_id, tournament_id, table_id, hand_number, finished_at, players::text AS players, "
-            "phh, pokerstars")
+_COLUMNS = (
+    "hand_id, tournament_id, table_id, hand_number, finished_at, players::text AS players, phh, pokerstars"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,8 +111,9 @@ class HandHistories:
     async def get(self, hand_id: str) -> HandRecord:
         """The hand with this id; ``HandHistoryError`` if there is none."""
         async with self._pool.acquire(timeout=self._timeout) as conn:
-            row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM hand_histories WHERE hand_id = $1", hand_id,
-                                      timeout=self._timeout)
+            row = await conn.fetchrow(
+                f"SELECT {_COLUMNS} FROM hand_histories WHERE hand_id = $1", hand_id, timeout=self._timeout
+            )
         if row is None:
             raise HandHistoryError(f"no hand has id {hand_id!r}")
         return _record(row)
@@ -122,19 +124,27 @@ class HandHistories:
             rows = await conn.fetch(
                 f"SELECT {_COLUMNS} FROM hand_histories WHERE tournament_id = $1 "
                 "ORDER BY finished_at, hand_id LIMIT $2",
-                tournament_id, limit, timeout=self._timeout)
+                tournament_id,
+                limit,
+                timeout=self._timeout,
+            )
         return [_record(row) for row in rows]
 
-    async def by_player(self, player_id: str, *, limit: int = DEFAULT_LIMIT,
-                        before: datetime | None = None) -> list[HandRecord]:
+    async def by_player(
+        self, player_id: str, *, limit: int = DEFAULT_LIMIT, before: datetime | None = None
+    ) -> list[HandRecord]:
         """The player's hands, newest first; page with ``before`` (the last ``finished_at`` seen)."""
         async with self._pool.acquire(timeout=self._timeout) as conn:
             rows = await conn.fetch(
-                f"""SELECT {', '.join('h.' + c for c in _COLUMNS.split(', '))}
+                f"""SELECT {", ".join("h." + c for c in _COLUMNS.split(", "))}
                       FROM hand_players AS p JOIN hand_histories AS h ON h.hand_id = p.hand_id
                      WHERE p.player_id = $1 AND ($2::timestamptz IS NULL OR p.finished_at < $2)
                      ORDER BY p.finished_at DESC, p.hand_id DESC LIMIT $3""",
-                player_id, before, limit, timeout=self._timeout)
+                player_id,
+                before,
+                limit,
+                timeout=self._timeout,
+            )
         return [_record(row) for row in rows]
 
     async def export_phh(self, tournament_id: str) -> str:
@@ -161,12 +171,32 @@ def pokerstars_text(hands: Sequence[HandRecord]) -> str:
 
 
 def _players_json(hand: HandRecord) -> str:
-    return json.dumps([{"seat": p.seat, "player_id": p.player_id, "starting_stack": p.starting_stack,
-                        "final_stack": p.final_stack} for p in hand.players], separators=(",", ":"))
+    return json.dumps(
+        [
+            {
+                "seat": p.seat,
+                "player_id": p.player_id,
+                "starting_stack": p.starting_stack,
+                "final_stack": p.final_stack,
+            }
+            for p in hand.players
+        ],
+        separators=(",", ":"),
+    )
 
 
 def _record(row: asyncpg.Record) -> HandRecord:
-    players = tuple(HandPlayer(int(p["seat"]), str(p["player_id"]), int(p["starting_stack"]),
-                               int(p["final_stack"])) for p in json.loads(row["players"]))
-    return HandRecord(row["hand_id"], row["tournament_id"], row["table_id"], int(row["hand_number"]),
-                      row["finished_at"], players, row["phh"], row["pokerstars"])
+    players = tuple(
+        HandPlayer(int(p["seat"]), str(p["player_id"]), int(p["starting_stack"]), int(p["final_stack"]))
+        for p in json.loads(row["players"])
+    )
+    return HandRecord(
+        row["hand_id"],
+        row["tournament_id"],
+        row["table_id"],
+        int(row["hand_number"]),
+        row["finished_at"],
+        players,
+        row["phh"],
+        row["pokerstars"],
+    )

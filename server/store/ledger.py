@@ -40,6 +40,7 @@ from typing import TypeVar
 import asyncpg
 
 from engine.tournament.transfers import CASHIER, HOUSE, Reason, Transfer, may_go_negative
+from server.store.dbconn import DbConnection
 from server.store.errors import (
     DuplicateKey,
     IdempotencyConflict,
@@ -174,8 +175,9 @@ class Ledger:
         """The account's balance in cents; 0 for an account that never moved money."""
         account_kind(account)
         async with self._pool.acquire(timeout=self._timeout) as conn:
-            value = await conn.fetchval("SELECT balance FROM accounts WHERE name = $1", account,
-                                        timeout=self._timeout)
+            value = await conn.fetchval(
+                "SELECT balance FROM accounts WHERE name = $1", account, timeout=self._timeout
+            )
         return int(value) if value is not None else 0
 
     async def balances(self, accounts: Iterable[str] | None = None) -> dict[str, int]:
@@ -185,8 +187,11 @@ class Ledger:
                 rows = await conn.fetch("SELECT name, balance FROM accounts", timeout=self._timeout)
                 return {row["name"]: int(row["balance"]) for row in rows}
             wanted = list(accounts)
-            rows = await conn.fetch("SELECT name, balance FROM accounts WHERE name = ANY($1::text[])",
-                                    wanted, timeout=self._timeout)
+            rows = await conn.fetch(
+                "SELECT name, balance FROM accounts WHERE name = ANY($1::text[])",
+                wanted,
+                timeout=self._timeout,
+            )
         found = {row["name"]: int(row["balance"]) for row in rows}
         return {name: found.get(name, 0) for name in wanted}
 
@@ -211,9 +216,7 @@ async def with_retries(work: Callable[[], Awaitable[T]]) -> T:
     raise AssertionError("unreachable")
 
 
-async def in_transaction_with_retries(
-    conn: asyncpg.Connection, work: Callable[[asyncpg.Connection], Awaitable[T]]
-) -> T:
+async def in_transaction_with_retries(conn: DbConnection, work: Callable[[DbConnection], Awaitable[T]]) -> T:
     """Run ``work(conn)`` in a transaction, from the start again if it has to be retried."""
 
     async def attempt() -> T:
@@ -223,22 +226,29 @@ async def in_transaction_with_retries(
     return await with_retries(attempt)
 
 
-async def post_on(conn: asyncpg.Connection, transfers: Sequence[Transfer], *,
-                  timeout: float = DEFAULT_TIMEOUT_S) -> PostResult:
+async def post_on(
+    conn: DbConnection, transfers: Sequence[Transfer], *, timeout: float = DEFAULT_TIMEOUT_S
+) -> PostResult:
     """``Ledger.post`` on one connection that is not inside a transaction: one statement, one
     round trip, atomic on its own."""
     verify_post(transfers)
     return await with_retries(lambda: post_in_transaction(conn, transfers, timeout=timeout))
 
 
-async def post_in_transaction(conn: asyncpg.Connection, transfers: Sequence[Transfer], *,
-                              timeout: float = DEFAULT_TIMEOUT_S) -> PostResult:
+async def post_in_transaction(
+    conn: DbConnection, transfers: Sequence[Transfer], *, timeout: float = DEFAULT_TIMEOUT_S
+) -> PostResult:
     """Post with the ``ledger_post`` database function, inside the caller's transaction if there
     is one, so other rows can commit with the money or not at all."""
     if not transfers:
         return PostResult(())
-    args = ([t.idempotency_key for t in transfers], [str(t.reason) for t in transfers],
-            [t.source for t in transfers], [t.target for t in transfers], [t.amount for t in transfers])
+    args = (
+        [t.idempotency_key for t in transfers],
+        [str(t.reason) for t in transfers],
+        [t.source for t in transfers],
+        [t.target for t in transfers],
+        [t.amount for t in transfers],
+    )
     known: dict[str, PostedTransaction] = {}
     for _ in range(RETRIES):
         try:
@@ -253,8 +263,9 @@ async def post_in_transaction(conn: asyncpg.Connection, transfers: Sequence[Tran
         for row in rows:
             # The first answer for a key stands: a second call sees this call's own posts as replays.
             if row["out_id"] is not None and row["out_key"] not in known:
-                known[row["out_key"]] = PostedTransaction(row["out_key"], int(row["out_id"]),
-                                                          row["out_created_at"], bool(row["out_replayed"]))
+                known[row["out_key"]] = PostedTransaction(
+                    row["out_key"], int(row["out_id"]), row["out_created_at"], bool(row["out_replayed"])
+                )
         if len(known) == len(transfers):
             return PostResult(tuple(known[t.idempotency_key] for t in transfers))
         # A key was committed by a concurrent post after this statement's snapshot: ask again,
@@ -268,8 +279,9 @@ def _ledger_error(error: asyncpg.exceptions.RaiseError) -> Exception:
     message = getattr(error, "message", None) or str(error)
     if hint == "feltd:insufficient_funds":
         detail = json.loads(getattr(error, "detail", None) or "{}")
-        return InsufficientFunds(str(detail["account"]), int(detail["balance"]), int(detail["amount"]),
-                                 str(detail["key"]))
+        return InsufficientFunds(
+            str(detail["account"]), int(detail["balance"]), int(detail["amount"]), str(detail["key"])
+        )
     if hint == "feltd:idempotency_conflict":
         return IdempotencyConflict(message)
     unexpected: Exception = error
@@ -282,7 +294,7 @@ def _failing_account(error: asyncpg.exceptions.CheckViolationError) -> str:
     return detail.partition("(")[2].partition(",")[0] or "an account"
 
 
-async def check_on(conn: asyncpg.Connection, *, timeout: float = DEFAULT_TIMEOUT_S) -> LedgerCheck:
+async def check_on(conn: DbConnection, *, timeout: float = DEFAULT_TIMEOUT_S) -> LedgerCheck:
     """``Ledger.check`` on one connection, in one repeatable-read snapshot."""
     problems: list[str] = []
     async with conn.transaction(isolation="repeatable_read", readonly=True):
@@ -301,8 +313,10 @@ async def check_on(conn: asyncpg.Connection, *, timeout: float = DEFAULT_TIMEOUT
                 ORDER BY t.id LIMIT 1000""",
             timeout=timeout,
         ):
-            problems.append(f"transaction {row['id']} ({row['idempotency_key']}) has {row['n']} entries "
-                            f"summing to {row['total']}, expected 2 or more summing to 0")
+            problems.append(
+                f"transaction {row['id']} ({row['idempotency_key']}) has {row['n']} entries "
+                f"summing to {row['total']}, expected 2 or more summing to 0"
+            )
         for row in await conn.fetch(
             """SELECT a.name, a.balance, coalesce(s.total, 0) AS total
                  FROM accounts AS a
@@ -312,8 +326,9 @@ async def check_on(conn: asyncpg.Connection, *, timeout: float = DEFAULT_TIMEOUT
                 ORDER BY a.name LIMIT 1000""",
             timeout=timeout,
         ):
-            problems.append(f"account {row['name']} has balance {row['balance']}, "
-                            f"but its entries sum to {row['total']}")
+            problems.append(
+                f"account {row['name']} has balance {row['balance']}, but its entries sum to {row['total']}"
+            )
         for row in await conn.fetch(
             "SELECT name, balance FROM accounts WHERE balance < 0 AND kind NOT IN ('house', 'cashier') "
             "ORDER BY name LIMIT 1000",
@@ -322,8 +337,9 @@ async def check_on(conn: asyncpg.Connection, *, timeout: float = DEFAULT_TIMEOUT
             problems.append(f"account {row['name']} has negative balance {row['balance']}")
         if counts["total"] != 0:
             problems.append(f"all balances sum to {counts['total']}, expected 0")
-    return LedgerCheck(int(counts["transactions"]), int(counts["entries"]), int(counts["accounts"]),
-                       tuple(problems))
+    return LedgerCheck(
+        int(counts["transactions"]), int(counts["entries"]), int(counts["accounts"]), tuple(problems)
+    )
 
 
 __all__ = [

@@ -55,8 +55,9 @@ class LedgerWriter:
     company before sending; ``close`` waits until everything handed to ``post`` is answered.
     """
 
-    def __init__(self, ledger: Ledger, *, max_transfers: int = 1000, max_pending: int = 10_000,
-                 max_wait_s: float = 0.0) -> None:
+    def __init__(
+        self, ledger: Ledger, *, max_transfers: int = 1000, max_pending: int = 10_000, max_wait_s: float = 0.0
+    ) -> None:
         if max_transfers < 1 or max_pending < 1 or max_wait_s < 0:
             raise ValueError("max_transfers and max_pending are at least 1, max_wait_s is not negative")
         self._ledger = ledger
@@ -136,8 +137,9 @@ class LedgerWriter:
                 result = await self._ledger.post([t for waiting in group for t in waiting.transfers])
             except InsufficientFunds as refused:
                 self.fallbacks += 1
-                failing = next((i for i, waiting in enumerate(group)
-                                if refused.idempotency_key in waiting.keys), None)
+                failing = next(
+                    (i for i, waiting in enumerate(group) if refused.idempotency_key in waiting.keys), None
+                )
                 if failing is None:
                     await self._one_by_one(group)
                     return
@@ -146,7 +148,7 @@ class LedgerWriter:
                 # alone, for its own answer, and the rest together, round the loop.
                 await self._post_group(group[:failing])
                 await self._post_alone(group[failing])
-                group = group[failing + 1:]
+                group = group[failing + 1 :]
                 continue
             except LedgerError:
                 self.fallbacks += 1

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-import asyncpg
-
+from server.store.dbconn import DbConnection
 from server.store.errors import MigrationFileError, SchemaTooNew
 
 MIGRATION_LOCK_ID = 0x6665_6C74_6400  # "feltd\0": one advisory lock id for every feltd database
@@ -40,9 +39,11 @@ class MigrationReport:
 def load_migrations(directory: Path | None = None) -> tuple[Migration, ...]:
     """The migrations shipped with the package (or in ``directory``), in version order."""
     if directory is None:
-        files = [(entry.name, entry.read_text("utf-8"))
-                 for entry in resources.files("server.store").joinpath("migrations").iterdir()
-                 if entry.name.endswith(".sql")]
+        files = [
+            (entry.name, entry.read_text("utf-8"))
+            for entry in resources.files("server.store").joinpath("migrations").iterdir()
+            if entry.name.endswith(".sql")
+        ]
     else:
         files = [(path.name, path.read_text("utf-8")) for path in directory.glob("*.sql")]
     migrations: dict[int, Migration] = {}
@@ -52,14 +53,16 @@ def load_migrations(directory: Path | None = None) -> tuple[Migration, ...]:
             raise MigrationFileError(f"migration file {filename!r} is not named NNNN_lowercase_name.sql")
         version = int(match.group(1))
         if version in migrations:
-            raise MigrationFileError(f"two migration files share version {version}: "
-                                     f"{migrations[version].name!r} and {match.group(2)!r}")
+            raise MigrationFileError(
+                f"two migration files share version {version}: "
+                f"{migrations[version].name!r} and {match.group(2)!r}"
+            )
         migrations[version] = Migration(version, match.group(2), sql)
     return tuple(migrations[v] for v in sorted(migrations))
 
 
 async def apply_migrations(
-    conn: asyncpg.Connection, migrations: tuple[Migration, ...] | None = None
+    conn: DbConnection, migrations: tuple[Migration, ...] | None = None
 ) -> MigrationReport:
     """Bring the database to the newest migration, atomically; a no-op if it is there already.
 
@@ -89,7 +92,9 @@ async def apply_migrations(
             await conn.execute(migration.sql, timeout=STATEMENT_TIMEOUT_S)
             await conn.execute(
                 "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
-                migration.version, migration.name, timeout=STATEMENT_TIMEOUT_S,
+                migration.version,
+                migration.name,
+                timeout=STATEMENT_TIMEOUT_S,
             )
             applied.append(migration.version)
     return MigrationReport(tuple(applied), max([current, *applied]))

@@ -89,12 +89,19 @@ class Players:
                     row = await conn.fetchrow(
                         "INSERT INTO players (name, token_hash) VALUES ($1, $2) "
                         "RETURNING id, name, created_at",
-                        name, hash_token(token), timeout=self._timeout)
+                        name,
+                        hash_token(token),
+                        timeout=self._timeout,
+                    )
                 else:
                     row = await conn.fetchrow(
                         "INSERT INTO players (id, name, token_hash) VALUES ($1, $2, $3) "
                         "RETURNING id, name, created_at",
-                        player_id, name, hash_token(token), timeout=self._timeout)
+                        player_id,
+                        name,
+                        hash_token(token),
+                        timeout=self._timeout,
+                    )
             except asyncpg.exceptions.UniqueViolationError as error:
                 taken = f"named {name!r}" if player_id is None else f"named {name!r} or with id {player_id!r}"
                 raise PlayerExists(f"a player {taken} exists") from error
@@ -104,16 +111,18 @@ class Players:
     async def get(self, name: str) -> Player:
         """The player called ``name``; ``UnknownPlayer`` if none."""
         async with self._pool.acquire(timeout=self._timeout) as conn:
-            row = await conn.fetchrow("SELECT id, name, created_at FROM players WHERE name = $1", name,
-                                      timeout=self._timeout)
+            row = await conn.fetchrow(
+                "SELECT id, name, created_at FROM players WHERE name = $1", name, timeout=self._timeout
+            )
         if row is None:
             raise UnknownPlayer(f"no player is named {name!r}")
         return Player(row["id"], row["name"], row["created_at"])
 
     async def get_by_id(self, player_id: str) -> Player:
         async with self._pool.acquire(timeout=self._timeout) as conn:
-            row = await conn.fetchrow("SELECT id, name, created_at FROM players WHERE id = $1", player_id,
-                                      timeout=self._timeout)
+            row = await conn.fetchrow(
+                "SELECT id, name, created_at FROM players WHERE id = $1", player_id, timeout=self._timeout
+            )
         if row is None:
             raise UnknownPlayer(f"no player has id {player_id!r}")
         return Player(row["id"], row["name"], row["created_at"])
@@ -121,8 +130,11 @@ class Players:
     async def authenticate(self, token: str) -> Player | None:
         """The player holding ``token``, or ``None``."""
         async with self._pool.acquire(timeout=self._timeout) as conn:
-            row = await conn.fetchrow("SELECT id, name, created_at FROM players WHERE token_hash = $1",
-                                      hash_token(token), timeout=self._timeout)
+            row = await conn.fetchrow(
+                "SELECT id, name, created_at FROM players WHERE token_hash = $1",
+                hash_token(token),
+                timeout=self._timeout,
+            )
         return None if row is None else Player(row["id"], row["name"], row["created_at"])
 
     async def add_operator(self, name: str) -> NewOperator:
@@ -132,7 +144,10 @@ class Players:
             try:
                 row = await conn.fetchrow(
                     "INSERT INTO operators (name, token_hash) VALUES ($1, $2) RETURNING id, name, created_at",
-                    name, hash_token(token), timeout=self._timeout)
+                    name,
+                    hash_token(token),
+                    timeout=self._timeout,
+                )
             except asyncpg.exceptions.UniqueViolationError as error:
                 raise PlayerExists(f"an operator named {name!r} exists") from error
         assert row is not None
@@ -140,6 +155,9 @@ class Players:
 
     async def authenticate_operator(self, token: str) -> Operator | None:
         async with self._pool.acquire(timeout=self._timeout) as conn:
-            row = await conn.fetchrow("SELECT id, name, created_at FROM operators WHERE token_hash = $1",
-                                      hash_token(token), timeout=self._timeout)
+            row = await conn.fetchrow(
+                "SELECT id, name, created_at FROM operators WHERE token_hash = $1",
+                hash_token(token),
+                timeout=self._timeout,
+            )
         return None if row is None else Operator(int(row["id"]), row["name"], row["created_at"])

@@ -24,6 +24,7 @@ from datetime import datetime
 
 import asyncpg
 
+from server.store.dbconn import DbConnection
 from server.store.errors import SnapshotError
 from server.store.postgres_text import is_storable
 
@@ -111,8 +112,10 @@ def verify_snapshot(snapshot: TableSnapshot) -> None:
     if not all(name and is_storable(name) for name in ids):
         raise SnapshotError(f"ids are non-empty UTF-8 text without NUL characters, got {ids!r}")
     if snapshot.hand_number < 0 or snapshot.level < 0:
-        raise SnapshotError(f"hand number and level are not negative, got {snapshot.hand_number} "
-                            f"and {snapshot.level} at table {snapshot.table_id!r}")
+        raise SnapshotError(
+            f"hand number and level are not negative, got {snapshot.hand_number} "
+            f"and {snapshot.level} at table {snapshot.table_id!r}"
+        )
     if snapshot.taken_at.tzinfo is None:
         raise SnapshotError(f"taken_at must carry a time zone, got {snapshot.taken_at!r}")
     seats = [seat.seat for seat in snapshot.seats]
@@ -121,8 +124,10 @@ def verify_snapshot(snapshot: TableSnapshot) -> None:
         raise SnapshotError(f"table {snapshot.table_id!r} lists a seat or a player twice: {snapshot.seats!r}")
     for seat in snapshot.seats:
         if type(seat.stack) is not int or seat.stack < 0 or seat.time_banks < 0 or seat.seat < 0:
-            raise SnapshotError(f"seat {seat!r} at table {snapshot.table_id!r} needs a non-negative "
-                                "integer stack, seat number and time banks")
+            raise SnapshotError(
+                f"seat {seat!r} at table {snapshot.table_id!r} needs a non-negative "
+                "integer stack, seat number and time banks"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,17 +176,16 @@ class Snapshots:
         async with self._pool.acquire(timeout=self._timeout) as conn:
             return await prune_on(conn, tournament_id, keep_from_batch, timeout=self._timeout)
 
-    async def load_latest_state(self, tournament_id: str, *,
-                                at_or_before_batch: int | None = None) -> TournamentState | None:
+    async def load_latest_state(
+        self, tournament_id: str, *, at_or_before_batch: int | None = None
+    ) -> TournamentState | None:
         """The newest consistent state of the tournament, or ``None`` if it has no snapshot."""
         async with self._pool.acquire(timeout=self._timeout) as conn:
             rows = await conn.fetch(_LATEST_SQL, tournament_id, at_or_before_batch, timeout=self._timeout)
         if not rows:
             return None
         batch_id = max(int(row["batch_id"]) for row in rows)
-        tables = tuple(
-            _snapshot_from_row(tournament_id, row) for row in rows if row["seats"] != "[]"
-        )
+        tables = tuple(_snapshot_from_row(tournament_id, row) for row in rows if row["seats"] != "[]")
         return TournamentState(tournament_id, batch_id, tables)
 
 
@@ -235,15 +239,17 @@ class SnapshotWriter:
                     self._room.release()
 
 
-async def prune_on(conn: asyncpg.Connection, tournament_id: str, keep_from_batch: int, *,
-                   timeout: float = DEFAULT_TIMEOUT_S) -> int:
+async def prune_on(
+    conn: DbConnection, tournament_id: str, keep_from_batch: int, *, timeout: float = DEFAULT_TIMEOUT_S
+) -> int:
     """``Snapshots.prune`` on one connection."""
     status = await conn.execute(_PRUNE_SQL, tournament_id, keep_from_batch, timeout=timeout)
     return int(status.split()[-1])
 
 
-async def save_on(conn: asyncpg.Connection, snapshots: Sequence[TableSnapshot], *,
-                  timeout: float = DEFAULT_TIMEOUT_S) -> SavedSnapshots:
+async def save_on(
+    conn: DbConnection, snapshots: Sequence[TableSnapshot], *, timeout: float = DEFAULT_TIMEOUT_S
+) -> SavedSnapshots:
     """``Snapshots.save`` on one connection."""
     rows = await conn.fetch(
         _SAVE_SQL,
@@ -261,13 +267,23 @@ async def save_on(conn: asyncpg.Connection, snapshots: Sequence[TableSnapshot], 
 
 
 def _seats_json(snapshot: TableSnapshot) -> str:
-    return json.dumps([[s.seat, s.player_id, s.stack, s.time_banks] for s in snapshot.seats],
-                      separators=(",", ":"))
+    return json.dumps(
+        [[s.seat, s.player_id, s.stack, s.time_banks] for s in snapshot.seats], separators=(",", ":")
+    )
 
 
 def _snapshot_from_row(tournament_id: str, row: asyncpg.Record) -> TableSnapshot:
-    seats = tuple(SeatSnapshot(int(seat), str(player), int(stack), int(banks))
-                  for seat, player, stack, banks in json.loads(row["seats"]))
+    seats = tuple(
+        SeatSnapshot(int(seat), str(player), int(stack), int(banks))
+        for seat, player, stack, banks in json.loads(row["seats"])
+    )
     button = row["button"]
-    return TableSnapshot(tournament_id, row["table_id"], int(row["hand_number"]), int(row["level"]),
-                         None if button is None else int(button), seats, row["taken_at"])
+    return TableSnapshot(
+        tournament_id,
+        row["table_id"],
+        int(row["hand_number"]),
+        int(row["level"]),
+        None if button is None else int(button),
+        seats,
+        row["taken_at"],
+    )

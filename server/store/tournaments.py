@@ -26,6 +26,7 @@ import asyncpg
 
 from engine.tournament.config import parse_config
 from engine.tournament.transfers import Transfer
+from server.store.dbconn import DbConnection
 from server.store.errors import StatusTransitionError, TournamentError, TournamentExists, UnknownTournament
 from server.store.ledger import PostResult, in_transaction_with_retries, post_in_transaction, verify_post
 from server.store.postgres_text import is_storable
@@ -71,8 +72,9 @@ def verify_transition(current: TournamentStatus, target: TournamentStatus) -> No
     """Raise ``StatusTransitionError`` unless ``current -> target`` is a step of the machine."""
     if target not in TRANSITIONS[current]:
         allowed = ", ".join(sorted(TRANSITIONS[current])) or "nothing (it is over)"
-        raise StatusTransitionError(f"a tournament that is {current} cannot become {target}; "
-                                    f"it can become {allowed}")
+        raise StatusTransitionError(
+            f"a tournament that is {current} cannot become {target}; it can become {allowed}"
+        )
 
 
 def can_transition(current: TournamentStatus, target: TournamentStatus) -> bool:
@@ -137,7 +139,8 @@ class Result:
 
 
 _TOURNAMENT_COLUMNS = (
-    "id, name, status::text AS status, config_toml, config::text AS config, starts_at, created_at")
+    "id, name, status::text AS status, config_toml, config::text AS config, starts_at, created_at"
+)
 _REGISTRATION_COLUMNS = "tournament_id, player_id, status, paid_with, queue_seq, registered_at"
 
 
@@ -148,19 +151,33 @@ class Tournaments:
         self._pool = pool
         self._timeout = timeout
 
-    async def create(self, tournament_id: str, name: str, config_toml: str, config: Mapping[str, Any],
-                     *, starts_at: datetime | None = None) -> Tournament:
+    async def create(
+        self,
+        tournament_id: str,
+        name: str,
+        config_toml: str,
+        config: Mapping[str, Any],
+        *,
+        starts_at: datetime | None = None,
+    ) -> Tournament:
         """Record a new, announced tournament: the operator's TOML text and its parsed form."""
         if not tournament_id or ":" in tournament_id or not is_storable(tournament_id + name + config_toml):
-            raise TournamentError(f"a tournament id is non-empty without ':' and all text UTF-8 without NUL, "
-                                  f"got id {tournament_id!r}")
+            raise TournamentError(
+                f"a tournament id is non-empty without ':' and all text UTF-8 without NUL, "
+                f"got id {tournament_id!r}"
+            )
         async with self._pool.acquire(timeout=self._timeout) as conn:
             try:
                 row = await conn.fetchrow(
                     f"""INSERT INTO tournaments (id, name, config_toml, config, starts_at)
                         VALUES ($1, $2, $3, $4::jsonb, $5) RETURNING {_TOURNAMENT_COLUMNS}""",
-                    tournament_id, name, config_toml, json.dumps(dict(config)), starts_at,
-                    timeout=self._timeout)
+                    tournament_id,
+                    name,
+                    config_toml,
+                    json.dumps(dict(config)),
+                    starts_at,
+                    timeout=self._timeout,
+                )
             except asyncpg.exceptions.UniqueViolationError as error:
                 raise TournamentExists(f"a tournament with id {tournament_id!r} exists") from error
         assert row is not None
@@ -170,13 +187,17 @@ class Tournaments:
         """Validate an operator's TOML with ``engine.tournament.config.parse_config`` (its
         ``ConfigError`` names the bad field), then record it under the config's id and name."""
         config = parse_config(config_toml)
-        return await self.create(config.id, config.name, config_toml, tomllib.loads(config_toml),
-                                 starts_at=starts_at)
+        return await self.create(
+            config.id, config.name, config_toml, tomllib.loads(config_toml), starts_at=starts_at
+        )
 
     async def get(self, tournament_id: str) -> Tournament:
         async with self._pool.acquire(timeout=self._timeout) as conn:
-            row = await conn.fetchrow(f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments WHERE id = $1",
-                                      tournament_id, timeout=self._timeout)
+            row = await conn.fetchrow(
+                f"SELECT {_TOURNAMENT_COLUMNS} FROM tournaments WHERE id = $1",
+                tournament_id,
+                timeout=self._timeout,
+            )
         if row is None:
             raise UnknownTournament(f"no tournament has id {tournament_id!r}")
         return _tournament(row)
@@ -186,24 +207,33 @@ class Tournaments:
             rows = await conn.fetch(
                 f"""SELECT {_TOURNAMENT_COLUMNS} FROM tournaments
                      WHERE $1::text IS NULL OR status::text = $1 ORDER BY starts_at NULLS LAST, id""",
-                None if status is None else str(status), timeout=self._timeout)
+                None if status is None else str(status),
+                timeout=self._timeout,
+            )
         return [_tournament(row) for row in rows]
 
-    async def set_status(self, tournament_id: str, target: TournamentStatus,
-                         transfers: Sequence[Transfer] = ()) -> tuple[StatusChanged, PostResult]:
+    async def set_status(
+        self, tournament_id: str, target: TournamentStatus, transfers: Sequence[Transfer] = ()
+    ) -> tuple[StatusChanged, PostResult]:
         """Move the tournament to ``target`` (with the money of that step, e.g. refunds on a
         cancellation); ``StatusTransitionError`` and nothing changes if the machine forbids it."""
         verify_post(transfers)
 
-        async def work(conn: asyncpg.Connection) -> tuple[StatusChanged, PostResult]:
-            current = await conn.fetchval("SELECT status::text FROM tournaments WHERE id = $1 FOR UPDATE",
-                                          tournament_id, timeout=self._timeout)
+        async def work(conn: DbConnection) -> tuple[StatusChanged, PostResult]:
+            current = await conn.fetchval(
+                "SELECT status::text FROM tournaments WHERE id = $1 FOR UPDATE",
+                tournament_id,
+                timeout=self._timeout,
+            )
             if current is None:
                 raise UnknownTournament(f"no tournament has id {tournament_id!r}")
             verify_transition(TournamentStatus(current), target)
             changed_at = await conn.fetchval(
                 "UPDATE tournaments SET status = $2::tournament_status WHERE id = $1 RETURNING updated_at",
-                tournament_id, str(target), timeout=self._timeout)
+                tournament_id,
+                str(target),
+                timeout=self._timeout,
+            )
             posted = await post_in_transaction(conn, transfers, timeout=self._timeout)
             return StatusChanged(tournament_id, TournamentStatus(current), target, changed_at), posted
 
@@ -217,14 +247,23 @@ class Tournaments:
         async with self._pool.acquire(timeout=self._timeout) as conn:
             rows = await conn.fetch(
                 """SELECT from_status::text AS f, to_status::text AS t FROM tournament_status_changes
-                    WHERE tournament_id = $1 ORDER BY id""", tournament_id, timeout=self._timeout)
-        return [(None if r["f"] is None else TournamentStatus(r["f"]), TournamentStatus(r["t"]))
-                for r in rows]
+                    WHERE tournament_id = $1 ORDER BY id""",
+                tournament_id,
+                timeout=self._timeout,
+            )
+        return [
+            (None if r["f"] is None else TournamentStatus(r["f"]), TournamentStatus(r["t"])) for r in rows
+        ]
 
-    async def register(self, tournament_id: str, player_id: str, *,
-                       status: RegistrationStatus = RegistrationStatus.REGISTERED,
-                       paid_with: PaidWith = PaidWith.CASH,
-                       transfers: Sequence[Transfer] = ()) -> tuple[Registration, PostResult]:
+    async def register(
+        self,
+        tournament_id: str,
+        player_id: str,
+        *,
+        status: RegistrationStatus = RegistrationStatus.REGISTERED,
+        paid_with: PaidWith = PaidWith.CASH,
+        transfers: Sequence[Transfer] = (),
+    ) -> tuple[Registration, PostResult]:
         """Record a registration (or a place on the waiting list) with its buy-in and fee transfers.
 
         Only while the tournament is registering (or running, for late registration). A player who
@@ -234,9 +273,10 @@ class Tournaments:
             raise TournamentError(f"a new registration is registered or waiting, not {status}")
         verify_post(transfers)
 
-        async def work(conn: asyncpg.Connection) -> tuple[Registration, PostResult]:
-            await self._require_status(conn, tournament_id,
-                                       (TournamentStatus.REGISTERING, TournamentStatus.RUNNING))
+        async def work(conn: DbConnection) -> tuple[Registration, PostResult]:
+            await self._require_status(
+                conn, tournament_id, (TournamentStatus.REGISTERING, TournamentStatus.RUNNING)
+            )
             row = await conn.fetchrow(
                 f"""INSERT INTO registrations (tournament_id, player_id, status, paid_with)
                     VALUES ($1, $2, $3, $4)
@@ -245,26 +285,41 @@ class Tournaments:
                            queue_seq = DEFAULT, registered_at = now(), updated_at = now()
                      WHERE registrations.status IN ('unregistered', 'refunded')
                     RETURNING {_REGISTRATION_COLUMNS}""",
-                tournament_id, player_id, str(status), str(paid_with), timeout=self._timeout)
+                tournament_id,
+                player_id,
+                str(status),
+                str(paid_with),
+                timeout=self._timeout,
+            )
             if row is None:
-                raise TournamentError(f"player {player_id!r} is already registered or waiting in "
-                                      f"tournament {tournament_id!r}")
+                raise TournamentError(
+                    f"player {player_id!r} is already registered or waiting in tournament {tournament_id!r}"
+                )
             posted = await post_in_transaction(conn, transfers, timeout=self._timeout)
             return _registration(row), posted
 
         async with self._pool.acquire(timeout=self._timeout) as conn:
             return await in_transaction_with_retries(conn, work)
 
-    async def set_registration_status(self, tournament_id: str, player_id: str, status: RegistrationStatus,
-                                      transfers: Sequence[Transfer] = ()) -> tuple[Registration, PostResult]:
+    async def set_registration_status(
+        self,
+        tournament_id: str,
+        player_id: str,
+        status: RegistrationStatus,
+        transfers: Sequence[Transfer] = (),
+    ) -> tuple[Registration, PostResult]:
         """Change a registration (promote from the waiting list, unregister, refund) with its money."""
         verify_post(transfers)
 
-        async def work(conn: asyncpg.Connection) -> tuple[Registration, PostResult]:
+        async def work(conn: DbConnection) -> tuple[Registration, PostResult]:
             row = await conn.fetchrow(
                 f"""UPDATE registrations SET status = $3, updated_at = now()
                      WHERE tournament_id = $1 AND player_id = $2 RETURNING {_REGISTRATION_COLUMNS}""",
-                tournament_id, player_id, str(status), timeout=self._timeout)
+                tournament_id,
+                player_id,
+                str(status),
+                timeout=self._timeout,
+            )
             if row is None:
                 raise TournamentError(f"player {player_id!r} has no registration in {tournament_id!r}")
             posted = await post_in_transaction(conn, transfers, timeout=self._timeout)
@@ -273,14 +328,18 @@ class Tournaments:
         async with self._pool.acquire(timeout=self._timeout) as conn:
             return await in_transaction_with_retries(conn, work)
 
-    async def registrations(self, tournament_id: str,
-                            status: RegistrationStatus | None = None) -> list[Registration]:
+    async def registrations(
+        self, tournament_id: str, status: RegistrationStatus | None = None
+    ) -> list[Registration]:
         """Registrations in queue order (the waiting list's order when ``status`` is WAITING)."""
         async with self._pool.acquire(timeout=self._timeout) as conn:
             rows = await conn.fetch(
                 f"""SELECT {_REGISTRATION_COLUMNS} FROM registrations
                      WHERE tournament_id = $1 AND ($2::text IS NULL OR status = $2) ORDER BY queue_seq""",
-                tournament_id, None if status is None else str(status), timeout=self._timeout)
+                tournament_id,
+                None if status is None else str(status),
+                timeout=self._timeout,
+            )
         return [_registration(row) for row in rows]
 
     async def waiting_list(self, tournament_id: str) -> list[Registration]:
@@ -291,14 +350,19 @@ class Tournaments:
         verify_post(transfers)
         return await self._insert_with_money(
             "INSERT INTO entries (tournament_id, player_id, entry_number, chips) VALUES ($1, $2, $3, $4)",
-            (entry.tournament_id, entry.player_id, entry.entry_number, entry.chips), transfers,
-            f"entry {entry.entry_number} of {entry.player_id!r} in {entry.tournament_id!r}")
+            (entry.tournament_id, entry.player_id, entry.entry_number, entry.chips),
+            transfers,
+            f"entry {entry.entry_number} of {entry.player_id!r} in {entry.tournament_id!r}",
+        )
 
     async def entries(self, tournament_id: str) -> list[Entry]:
         async with self._pool.acquire(timeout=self._timeout) as conn:
             rows = await conn.fetch(
                 "SELECT player_id, entry_number, chips FROM entries WHERE tournament_id = $1 "
-                "ORDER BY created_at, player_id, entry_number", tournament_id, timeout=self._timeout)
+                "ORDER BY created_at, player_id, entry_number",
+                tournament_id,
+                timeout=self._timeout,
+            )
         return [Entry(tournament_id, r["player_id"], int(r["entry_number"]), int(r["chips"])) for r in rows]
 
     async def add_rebuy(self, rebuy: Rebuy, transfers: Sequence[Transfer] = ()) -> PostResult:
@@ -306,31 +370,43 @@ class Tournaments:
         verify_post(transfers)
         return await self._insert_with_money(
             "INSERT INTO rebuys (tournament_id, player_id, kind, number, chips) VALUES ($1, $2, $3, $4, $5)",
-            (rebuy.tournament_id, rebuy.player_id, str(rebuy.kind), rebuy.number, rebuy.chips), transfers,
-            f"{rebuy.kind} {rebuy.number} of {rebuy.player_id!r} in {rebuy.tournament_id!r}")
+            (rebuy.tournament_id, rebuy.player_id, str(rebuy.kind), rebuy.number, rebuy.chips),
+            transfers,
+            f"{rebuy.kind} {rebuy.number} of {rebuy.player_id!r} in {rebuy.tournament_id!r}",
+        )
 
     async def rebuys(self, tournament_id: str) -> list[Rebuy]:
         async with self._pool.acquire(timeout=self._timeout) as conn:
             rows = await conn.fetch(
                 "SELECT player_id, kind, number, chips FROM rebuys WHERE tournament_id = $1 "
-                "ORDER BY created_at, player_id, kind, number", tournament_id, timeout=self._timeout)
-        return [Rebuy(tournament_id, r["player_id"], RebuyKind(r["kind"]), int(r["number"]), int(r["chips"]))
-                for r in rows]
+                "ORDER BY created_at, player_id, kind, number",
+                tournament_id,
+                timeout=self._timeout,
+            )
+        return [
+            Rebuy(tournament_id, r["player_id"], RebuyKind(r["kind"]), int(r["number"]), int(r["chips"]))
+            for r in rows
+        ]
 
-    async def record_results(self, tournament_id: str, results: Sequence[Result],
-                             transfers: Sequence[Transfer] = ()) -> PostResult:
+    async def record_results(
+        self, tournament_id: str, results: Sequence[Result], transfers: Sequence[Transfer] = ()
+    ) -> PostResult:
         """Record finishing places and prizes with the prize transfers, together. Recording a
         player's result again overwrites the place and prize (a deal can change a prize)."""
         verify_post(transfers)
 
-        async def work(conn: asyncpg.Connection) -> PostResult:
+        async def work(conn: DbConnection) -> PostResult:
             await conn.execute(
                 """INSERT INTO results (tournament_id, player_id, place, prize)
                    SELECT $1, * FROM unnest($2::text[], $3::int[], $4::bigint[])
                    ON CONFLICT (tournament_id, player_id) DO UPDATE
                       SET place = EXCLUDED.place, prize = EXCLUDED.prize, finished_at = now()""",
-                tournament_id, [r.player_id for r in results], [r.place for r in results],
-                [r.prize for r in results], timeout=self._timeout)
+                tournament_id,
+                [r.player_id for r in results],
+                [r.place for r in results],
+                [r.prize for r in results],
+                timeout=self._timeout,
+            )
             return await post_in_transaction(conn, transfers, timeout=self._timeout)
 
         async with self._pool.acquire(timeout=self._timeout) as conn:
@@ -344,24 +420,32 @@ class Tournaments:
             rows = await conn.fetch(
                 "SELECT player_id, place, prize FROM results WHERE tournament_id = $1 "
                 "ORDER BY place, player_id",
-                tournament_id, timeout=self._timeout)
+                tournament_id,
+                timeout=self._timeout,
+            )
         return [Result(r["player_id"], int(r["place"]), int(r["prize"])) for r in rows]
 
-    async def _require_status(self, conn: asyncpg.Connection, tournament_id: str,
-                              allowed: tuple[TournamentStatus, ...]) -> None:
+    async def _require_status(
+        self, conn: DbConnection, tournament_id: str, allowed: tuple[TournamentStatus, ...]
+    ) -> None:
         # FOR SHARE: a concurrent status change waits for this write, so nobody registers into a
         # tournament that has just been cancelled.
-        current = await conn.fetchval("SELECT status::text FROM tournaments WHERE id = $1 FOR SHARE",
-                                      tournament_id, timeout=self._timeout)
+        current = await conn.fetchval(
+            "SELECT status::text FROM tournaments WHERE id = $1 FOR SHARE",
+            tournament_id,
+            timeout=self._timeout,
+        )
         if current is None:
             raise UnknownTournament(f"no tournament has id {tournament_id!r}")
         if TournamentStatus(current) not in allowed:
-            raise StatusTransitionError(f"tournament {tournament_id!r} is {current}; this needs it to be "
-                                        + " or ".join(allowed))
+            raise StatusTransitionError(
+                f"tournament {tournament_id!r} is {current}; this needs it to be " + " or ".join(allowed)
+            )
 
-    async def _insert_with_money(self, sql: str, values: tuple[object, ...], transfers: Sequence[Transfer],
-                                 what: str) -> PostResult:
-        async def work(conn: asyncpg.Connection) -> PostResult:
+    async def _insert_with_money(
+        self, sql: str, values: tuple[object, ...], transfers: Sequence[Transfer], what: str
+    ) -> PostResult:
+        async def work(conn: DbConnection) -> PostResult:
             await conn.execute(sql, *values, timeout=self._timeout)
             return await post_in_transaction(conn, transfers, timeout=self._timeout)
 
@@ -377,10 +461,23 @@ class Tournaments:
 
 
 def _tournament(row: asyncpg.Record) -> Tournament:
-    return Tournament(row["id"], row["name"], TournamentStatus(row["status"]), row["config_toml"],
-                      json.loads(row["config"]), row["starts_at"], row["created_at"])
+    return Tournament(
+        row["id"],
+        row["name"],
+        TournamentStatus(row["status"]),
+        row["config_toml"],
+        json.loads(row["config"]),
+        row["starts_at"],
+        row["created_at"],
+    )
 
 
 def _registration(row: asyncpg.Record) -> Registration:
-    return Registration(row["tournament_id"], row["player_id"], RegistrationStatus(row["status"]),
-                        PaidWith(row["paid_with"]), int(row["queue_seq"]), row["registered_at"])
+    return Registration(
+        row["tournament_id"],
+        row["player_id"],
+        RegistrationStatus(row["status"]),
+        PaidWith(row["paid_with"]),
+        int(row["queue_seq"]),
+        row["registered_at"],
+    )
