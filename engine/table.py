@@ -47,7 +47,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from engine.betting import AnteKind, Game, HandSetup, Limit, SeatSetup
+from engine.betting import MAX_TABLE_SIZE, MIN_TABLE_SIZE, AnteKind, Game, HandSetup, Limit, SeatSetup
 from engine.cards import Card, shuffled_deck
 
 __all__ = [
@@ -71,10 +71,10 @@ __all__ = [
     "Table",
     "TableError",
     "TableSettings",
+    "TableSnapshot",
 ]
 
-MIN_TABLE_SIZE = 2
-MAX_TABLE_SIZE = 10
+TABLE_SNAPSHOT_VERSION = 1
 
 
 class ButtonRule(StrEnum):
@@ -199,10 +199,25 @@ class _LastHand:
     big_blind_player: str
 
 
+@dataclass(frozen=True, slots=True)
+class TableSnapshot:
+    """A table between hands as plain data (msgspec encodes it): everything ``Table.restore``
+    needs. A hand in progress is not part of it: a table snapshotted during a hand gives the
+    stacks and positions of that hand's start (CRASH-1 rolls the hand back)."""
+
+    version: int
+    table_id: int
+    settings: TableSettings
+    seats: tuple[SeatedPlayer, ...]
+    first_button: int | None
+    last_positions: Positions | None
+    last_big_blind_player: str | None
+
+
 class Table:
     """Seats and the button across hands (see the module docstring for the rules)."""
 
-    def __init__(self, settings: TableSettings | None = None, table_id: str = "1") -> None:
+    def __init__(self, settings: TableSettings | None = None, table_id: int = 1) -> None:
         self.settings = settings if settings is not None else TableSettings()
         self.table_id = table_id
         self._seats: dict[int, SeatedPlayer] = {}
@@ -229,6 +244,38 @@ class Table:
     def players(self) -> tuple[SeatedPlayer, ...]:
         """Everyone seated, in seat order."""
         return tuple(self._seats[seat] for seat in sorted(self._seats))
+
+    def big_blind_order(self) -> tuple[int, ...]:
+        """The occupied seats in the order they will post the big blind, the next one first
+        (counted with the players seated now; empty before two players can play)."""
+        candidates = self._candidates()
+        if len(candidates) < 2:
+            return ()
+        try:
+            big = self.next_positions().big_blind
+        except ButtonNotDrawnError:
+            return ()
+        start = candidates.index(big)
+        return tuple(candidates[start:] + candidates[:start])
+
+    def newcomer_big_blind_waits(self) -> dict[int, int]:
+        """MOVE-1: for each empty seat, how many hands a player seated there now would wait
+        before posting the big blind (0: they post it next hand), as this table's button rule
+        decides with them seated. Empty when the table cannot tell (no button yet)."""
+        waits: dict[int, int] = {}
+        if self._first_button is None and self._last is None:
+            return waits
+        probe = Table(self.settings, self.table_id)
+        probe._first_button = self._first_button
+        probe._last = self._last
+        for seat in self.empty_seats():
+            probe._seats = dict(self._seats)
+            probe._seats[seat] = SeatedPlayer(seat, "\x00newcomer", 1)
+            try:
+                waits[seat] = probe.hands_until_big_blind(seat)
+            except TableError:
+                return {}
+        return waits
 
     def seat_of(self, player: str) -> int | None:
         for seated in self._seats.values():
@@ -704,3 +751,40 @@ class Table:
     def first_button(self) -> int | None:
         """The drawn or placed first button (``None`` until chosen)."""
         return self._first_button
+
+    # -- saved state -----------------------------------------------------------------------------
+
+    def snapshot(self) -> TableSnapshot:
+        """The table as plain, versioned data; during a hand, as it was when the hand began."""
+        last = self._last
+        return TableSnapshot(
+            version=TABLE_SNAPSHOT_VERSION,
+            table_id=self.table_id,
+            settings=self.settings,
+            seats=self.players,
+            first_button=self._first_button,
+            last_positions=None if last is None else last.positions,
+            last_big_blind_player=None if last is None else last.big_blind_player,
+        )
+
+    @classmethod
+    def from_snapshot(cls, snapshot: TableSnapshot) -> Table:
+        """Rebuild a table from ``snapshot``; raises ``TableError`` for a version or content it
+        cannot trust (an unknown version, seats outside the table, a player seated twice)."""
+        if snapshot.version != TABLE_SNAPSHOT_VERSION:
+            raise TableError(
+                f"table snapshot version {snapshot.version} is not {TABLE_SNAPSHOT_VERSION}: cannot restore"
+            )
+        players = [seated.player for seated in snapshot.seats]
+        seats = {seated.seat for seated in snapshot.seats}
+        if len(set(players)) != len(players) or len(seats) != len(players):
+            raise TableError(
+                f"table {snapshot.table_id} snapshot repeats a player or a seat: {snapshot.seats!r}"
+            )
+        if any(type(seated.stack) is not int or seated.stack <= 0 for seated in snapshot.seats):
+            raise StackError(f"table {snapshot.table_id} snapshot holds a stack that is not a positive int")
+        table = cls(snapshot.settings, snapshot.table_id)
+        table.restore(
+            snapshot.seats, snapshot.last_positions, snapshot.last_big_blind_player, snapshot.first_button
+        )
+        return table

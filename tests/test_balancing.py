@@ -19,6 +19,7 @@ from engine.tournament.balancing import (
     TableState,
     apply_plan,
     plan_tables,
+    state_of,
 )
 from engine.tournament.config import Balancing, BreakOrder, MovedPlayerSeat
 from engine.tournament.seating import table_count
@@ -106,12 +107,14 @@ def test_move_1_among_equals_prefers_players_moved_least() -> None:
 
 
 def test_move_1_nobody_moves_to_or_from_a_table_in_a_hand() -> None:
+    # the short table is in a hand: nothing to do until its hand ends (that end plans again)
     tables = [table(1, range(1, 10)), table(2, range(1, 7), in_hand=True)]
     plan = plan_tables(tables, DEFAULT, random.Random(1))
-    assert plan.moves == () and plan.waiting_for == (2,), f"expected to wait for table 2, got {plan}"
+    assert plan.moves == () and plan.hold == (), f"expected no move and nothing held, got {plan}"
+    # the full table is in a hand: the short one is held until a full table is idle
     tables = [table(1, range(1, 10), in_hand=True), table(2, range(1, 7))]
     plan = plan_tables(tables, DEFAULT, random.Random(1))
-    assert plan.moves == () and plan.waiting_for == (1,), f"expected to wait for table 1, got {plan}"
+    assert plan.moves == () and plan.hold == (2,), f"expected table 2 held for a mover, got {plan}"
 
 
 def test_brk_1_breaks_the_table_of_the_last_elimination() -> None:
@@ -220,7 +223,7 @@ def test_bal_1_brk_1_properties_over_idle_tables(
     )
     sizes = [len(seats) for seats in after.values()]
     assert max(sizes) - min(sizes) < max(balancing.threshold, 2), f"tables still unbalanced: {sizes}"
-    assert plan.waiting_for == ()
+    assert plan.hold == () and plan.breaking is None
     assert len({m.player for m in plan.moves}) == len(plan.moves), "one move per player"
     again = plan_tables(tables, balancing, random.Random(seed), last_elimination_table=last)
     assert again == plan, "the plan must be deterministic for a given seed"
@@ -248,7 +251,9 @@ def test_move_1_properties_nobody_moves_mid_hand(case: tuple[list[TableState], B
 def test_brk_2_final_table_waits_for_every_hand_before_breaking() -> None:
     tables = [table(1, [1, 2, 3, 4, 5]), table(2, [2, 4, 6, 8], in_hand=True)]
     plan = plan_tables(tables, DEFAULT, random.Random(2), last_elimination_table=1)
-    assert plan.empty and plan.waiting_for == (2,), f"the redraw needs table 2's hand over first, got {plan}"
+    assert plan.empty and plan.hold == (1,) and plan.waiting_for == (2,), (
+        f"the redraw needs table 2's hand over first, table 1 held meanwhile; got {plan}"
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -346,14 +351,60 @@ def test_move_1_forward_button_moves_the_tables_real_next_big_blind() -> None:
     )
 
 
-def test_brk_1_waits_only_for_the_tables_whose_seats_it_needs() -> None:
-    # 30 players fit at 4 tables: break table 1 (idle); its 3 players need seats at busy tables
-    tables = [
-        table(1, [1, 2, 3]),
+def test_brk_1_players_wait_at_the_breaking_table_for_seats_at_idle_tables() -> None:
+    # 30 players fit at 4 tables: break table 1 (idle); every other table is in a hand, so its
+    # players stay there, the table held and dealing no more, until seats come free
+    busy = [
         table(2, range(1, 10), in_hand=True),
         table(3, range(1, 9), in_hand=True),
         table(4, range(1, 7), in_hand=True),
         table(5, range(1, 5), in_hand=True),
     ]
-    plan = plan_tables(tables, DEFAULT, random.Random(1), last_elimination_table=1)
-    assert plan.moves == () and plan.waiting_for == (5,), f"table 5 alone has room for 3 more, got {plan}"
+    plan = plan_tables([table(1, [1, 2, 3]), *busy], DEFAULT, random.Random(1), last_elimination_table=1)
+    assert plan.moves == () and plan.breaking == 1 and plan.hold == (1,), f"got {plan}"
+    # table 5 finishes its hand: two of table 1's players can go there at once, one waits
+    idle_five = [*busy[:3], table(5, range(1, 7))]
+    plan = plan_tables(
+        [TableState(1, 9, {s: f"t1s{s}" for s in (1, 2, 3)}, breaking=True), *idle_five],
+        DEFAULT,
+        random.Random(1),
+    )
+    assert [m.to_table for m in plan.moves] == [5, 5, 5], f"table 5 had three free seats: {plan}"
+    assert [b.table_id for b in plan.breaks] == [1] and plan.breaking is None, f"table 1 closes: {plan}"
+
+
+def test_move_1_moved_player_takes_the_empty_seat_that_posts_the_big_blind_at_once() -> None:
+    """The case from review: 9-max, players in seats 1-8; a hand with button 3, small blind 4 and
+    big blind 5 ends with seat 6 busted, so the next hand is button 4, small blind 5, big blind 7
+    and seats 6 and 9 are open. A mover due the big blind at its own table must sit in seat 6,
+    where they post the big blind at once, not in seat 9 (two hands away), under either button
+    rule. The planner used to count from the seat before the next big blind (6, empty)."""
+    for button_rule in ButtonRule:
+        for moved_player_seat in MovedPlayerSeat:
+            destination = Table(TableSettings(size=9, button_rule=button_rule), table_id=2)
+            for seat in range(1, 9):
+                destination.seat_player(seat, f"d{seat}", 5000)
+            destination.set_first_button(2)  # first hand: button 2, blinds 3 and 4
+            setup = destination.start_hand("h1", 50, 100)
+            destination.finish_hand({s.seat: s.stack for s in setup.seats})
+            setup = destination.start_hand("h2", 50, 100)
+            assert (setup.button, setup.small_blind_seat, setup.big_blind_seat) == (3, 4, 5)
+            finishing = {s.seat: s.stack for s in setup.seats}
+            finishing[6], finishing[7] = 0, finishing[7] + finishing[6]
+            destination.finish_hand(finishing)
+            upcoming = destination.next_positions()
+            assert (upcoming.button, upcoming.small_blind, upcoming.big_blind) == (4, 5, 7), upcoming
+            waits = destination.newcomer_big_blind_waits()
+            assert waits == {6: 0, 9: 2}, f"{button_rule}: seat 6 posts the big blind at once, got {waits}"
+            source = Table(TableSettings(size=9, button_rule=button_rule), table_id=1)
+            for seat in range(1, 10):
+                source.seat_player(seat, f"s{seat}", 5000)
+            source.set_first_button(1)
+            plan = plan_tables(
+                [state_of(source), state_of(destination)],
+                Balancing(moved_player_seat=moved_player_seat, redraw_at_tables=()),
+                random.Random(1),
+            )
+            assert [(m.player, m.to_table, m.to_seat) for m in plan.moves] == [("s3", 2, 6)], (
+                f"{button_rule}/{moved_player_seat}: expected s3 (due the big blind) to seat 6, got {plan.moves}"
+            )

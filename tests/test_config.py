@@ -7,14 +7,12 @@ from pathlib import Path
 import pytest
 
 from engine.betting import AnteKind, Limit
+from engine.table import ButtonRule, FirstButton, JoinRule
 from engine.tournament.config import (
     BreakMode,
     BreakOrder,
-    ButtonRule,
     ConfigError,
-    FirstButton,
     HandForHandTrigger,
-    LateEntryPosition,
     Level,
     MovedPlayerSeat,
     PayoutMode,
@@ -85,7 +83,7 @@ def test_defaults_follow_the_rule_book() -> None:
     assert c.fee is None, "no fee set: the commission rule applies (REG-1)"
     assert c.waiting_list == 10, f"REG-2 default waiting list is 10, got {c.waiting_list}"
     assert c.unregister_cutoff_minutes == 0 and c.late_registration_minutes == 0
-    assert c.late_entry_position is LateEntryPosition.ANY
+    assert c.late_entry_position is JoinRule.ANY
     assert c.button_rule is ButtonRule.DEAD and c.first_button is FirstButton.DRAW
     assert c.breaks.mode is BreakMode.HOURLY and c.breaks.at_minute == 55 and c.breaks.minutes == 5
     assert c.breaks.addon_break_minutes == 3

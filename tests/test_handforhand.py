@@ -19,11 +19,19 @@ from engine.tournament.payouts import PayoutStructure, prizes_for_finishes
 from engine.tournament.standings import Bust, Finish, Standings
 
 
-def test_hfh_1_trigger_when_the_next_elimination_is_the_bubble() -> None:
-    bubble = HandForHandSettings()
-    assert hand_for_hand_due(bubble, players_left=16, places_paid=15, tables=2)
-    assert not hand_for_hand_due(bubble, players_left=17, places_paid=15, tables=2)
+def test_hfh_1_trigger_one_player_per_table_before_the_bubble_until_it_bursts() -> None:
+    bubble = HandForHandSettings()  # default margin: one player per table in play
+    assert hand_for_hand_due(bubble, players_left=17, places_paid=15, tables=2)
+    assert not hand_for_hand_due(bubble, players_left=18, places_paid=15, tables=2)
+    assert hand_for_hand_due(bubble, players_left=80, places_paid=45, tables=35), "35 tables: 35 before"
+    assert not hand_for_hand_due(bubble, players_left=81, places_paid=45, tables=35)
     assert not hand_for_hand_due(bubble, players_left=15, places_paid=15, tables=2), "bubble burst"
+    # once in force it stays until the bubble bursts, however few tables are left
+    assert hand_for_hand_due(bubble, players_left=50, places_paid=45, tables=2, in_force=True)
+    assert not hand_for_hand_due(bubble, players_left=45, places_paid=45, tables=2, in_force=True)
+    exact = HandForHandSettings(bubble_margin=1)  # the operator's own margin: the bubble itself
+    assert hand_for_hand_due(exact, players_left=16, places_paid=15, tables=2)
+    assert not hand_for_hand_due(exact, players_left=17, places_paid=15, tables=2)
     assert not hand_for_hand_due(bubble, players_left=10, places_paid=9, tables=1), (
         "one table: nothing to sync"
     )

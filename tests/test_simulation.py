@@ -67,9 +67,9 @@ def test_simulation_few_hundred_players_invariants_and_finish_order() -> None:
     assert result.moves >= 33 * 1, f"broken tables move their players, got {result.moves} moves"
     winner = result.finishes[0]
     assert winner.place == 1 and len(winner.players) == 1
-    # tables run on their own clocks: some plans met tables in a hand and had to wait for them
-    # (a move touching such a table would have raised InvariantBroken)
-    assert result.plans_waited > 0, f"expected plans that waited for hands, got {result.plans_waited}"
+    # tables run on their own clocks: some plans met tables in a hand and held a table meanwhile
+    # (a move touching a table in a hand would have raised)
+    assert result.plan_holds > 0, f"expected plans that held tables, got {result.plan_holds}"
 
 
 def test_simulation_is_deterministic_per_seed() -> None:

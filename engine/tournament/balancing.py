@@ -1,39 +1,50 @@
-"""Breaking and balancing tables (BRK-1, BRK-2, BAL-1, MOVE-1) as a planner over plain data.
+"""Breaking and balancing tables (BRK-1, BRK-2, BAL-1, MOVE-1), one step at a time.
 
-``plan_tables(tables, settings, rng, ...)`` looks at every table's seats and returns a ``Plan``:
-the tables to break, the seat moves to make (one per player), the tables whose button must be drawn
-again after a redraw, and the tables the plan is waiting for. It changes nothing itself; the
-coordinator carries the moves out between hands.
+The rule is ``next_step``: given where everyone sits (a ``TableIndex`` of head counts and of the
+tables that are idle, and a ``TableState`` of any table it asks for), it returns the next thing
+to do between hands: one ``Move``, a ``StartBreak``, a ``TableBreak`` of a table now empty, a
+``Redraw``, or a ``Wait`` that names the idle tables to keep from dealing until a hand elsewhere
+ends. It changes nothing itself. Two drivers apply its steps until it says ``None`` or ``Wait``:
+the tournament director (``engine.tournament.director``) on its live tables, and
+``plan_tables`` on plain table states (tests, tools). Each step reads only the tables it needs,
+so a plan costs O(log n) in the number of tables, not O(n): a 300,000-player field has 33,000.
 
-The procedure, in order (every step is deterministic for a given ``rng`` state):
+The procedure (every step is deterministic for a given ``rng`` state):
 
-1. BRK-1 break. While the players left fit at one table fewer, break a table: the table where
-   the last elimination happened (P§12), a random idle table (S) or the first table of the
-   operator's fixed order still in play (A). When the named table is gone (or the setting has
-   no answer), the fallback is the idle table with the fewest players, then the highest number.
-   Its players, in random order, each go to the idle table with the fewest players (ties drawn at
-   random) and take a random empty seat there (S, TDA R10B).
-2. BRK-2 redraw. When breaking brings the tournament to a table count in
+1. BRK-1 break. When the players left fit at one table fewer, a table is chosen to break: the
+   table where the last elimination happened (P§12), a random idle table (S) or the first table
+   of the operator's fixed order still in play (A); when that table is gone or the setting has
+   no answer, the idle table with the fewest players, then the lowest number. A named table
+   that is in a hand is waited for (its hand's end plans again). The chosen table deals no more
+   (``StartBreak``); its players, one at a time and in random order, go to the idle table with
+   the fewest players (ties: the lowest number) and take a random empty seat there (S, TDA
+   R10B). When no idle table has a free seat, the rest wait at the breaking table (``Wait``)
+   until hands elsewhere end: on a site with thousands of tables in play, some table finishes a
+   hand every moment, so nobody waits long, and no table is held for a seat it might offer.
+   The empty table closes (``TableBreak``).
+2. BRK-2 redraw. When a break brings the tournament to a table count in
    ``settings.redraw_at_tables`` (the final table by default), everyone is reseated at random
-   over the remaining tables (even head counts) and those tables draw for the button again. A
-   redraw needs every table idle: until then the plan breaks nothing and waits for the hands.
-3. BAL-1 balance. While the largest and the smallest table differ by ``settings.threshold`` or
-   more, move one player from a largest table to a smallest table. The source table (TDA R11C,
-   our fixed procedure): among the largest idle tables, the one whose player due the big blind
-   next has been moved the fewest times, then the lowest table number. The destination: the
-   smallest idle table with the lowest number. One move at a time from largest to smallest is the
-   fewest moves that can close the gap.
-4. MOVE-1 who and where. The player moved is the one due the big blind next at the source table
-   (``TableState.next_big_blind_seat``, from the table itself, under either button rule).
-   With ``same_position`` they take the empty seat whose turn for the big blind is as near as
-   possible to theirs (they were due next, so: the seat that takes the big blind next, or the
-   nearest after it); with ``worst_position`` the empty seat that takes the big blind soonest.
-   Under the dead-button rule a newcomer is never the small blind: the small blind always follows
-   the last big blind, so both settings keep that promise.
+   over the remaining tables (even head counts) and those tables draw for the button again. It
+   needs every table idle: until then the idle tables are held (``Wait``).
+3. BAL-1 balance (only while no table is breaking: a break changes every count). While the
+   largest and the smallest table differ by ``settings.threshold`` or more (never less than 2),
+   one player moves from a largest table to a smallest table; one move at a time from largest to
+   smallest is the fewest moves that can close the gap. The source (TDA R11C, our fixed
+   procedure): among the largest idle tables, the one whose player due the big blind next has
+   been moved the fewest times, then the lowest table number. The destination: the smallest idle
+   table with the lowest number. When no smallest table is idle the move waits for one's hand to
+   end; when a smallest table is idle but no largest one is, it is held (``Wait``) until a
+   largest table finishes its hand.
+4. MOVE-1 who and where. The player moved is the one due the big blind next at the source. With
+   ``same_position`` they take the empty seat whose turn for the big blind comes as near as
+   possible to theirs (they were due next: the empty seat that would post the big blind next, or
+   the nearest after it); with ``worst_position`` the empty seat that posts the big blind soonest,
+   which is never the small blind. How many hands a newcomer in each empty seat waits for the big
+   blind is the table's own answer (``Table.newcomer_big_blind_waits``) under either button rule,
+   given in ``TableState.newcomer_waits``; a hand-built state without it is read from the last
+   and next big blinds (see ``TableState``).
 
-Tables in a hand are never touched (a player only moves between hands): they are neither source
-nor destination. When a step needs such a table, the planner stops there and lists the table in
-``Plan.waiting_for``; the coordinator plans again when that hand ends. A table left with one
+Tables in a hand are never touched: a player only moves between hands. A table left with one
 player is never stuck: with seats for three or more, the players left then always fit at one
 table fewer, so step 1 breaks a table. (At heads-up tables of two seats, 2/2/1 is already the
 fewest tables: the lone player waits for the next elimination, which always lets a table break.)
@@ -41,11 +52,13 @@ fewest tables: the lone player waits for the next elimination, which always lets
 
 from __future__ import annotations
 
+import heapq
 import random
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 
+from engine.table import Table
 from engine.tournament.config import Balancing, BreakOrder, MovedPlayerSeat
 from engine.tournament.seating import table_count
 
@@ -64,14 +77,15 @@ class MoveReason(StrEnum):
 class TableState:
     """What the planner needs to know about one table.
 
-    ``next_big_blind_seat`` is the seat that posts the big blind in the table's next hand, as the
-    table itself says (``engine.table.Table.next_positions().big_blind``): the one source of truth
-    for MOVE-1 under either button rule. Without it the order is guessed from the last hand: under
-    the dead button the next big blind is the first player after ``big_blind_seat`` (the seat that
-    posted the big blind in the last hand); under the forward-moving button that guess is wrong
-    once a player between the button and the blinds has busted, so give the real seat. Before a
-    table's first hand, ``button`` (the drawn first button) anchors the order instead. ``in_hand``
-    tables are left alone.
+    ``big_blind_order`` (the occupied seats in the order they post the big blind, the next one
+    first) and ``newcomer_waits`` (for each empty seat, how many hands a player seated there
+    would wait before posting the big blind) are the table's own answers (``state_of`` builds
+    them from an ``engine.table.Table``): the one source of truth for MOVE-1 under either button
+    rule. A hand-built state may leave them out; they are then read from ``next_big_blind_seat``
+    (the seat posting the next big blind) and ``big_blind_seat`` (the seat that posted the last
+    one: under the dead button a newcomer between the two posts the next big blind), or before
+    a table's first hand from ``button`` (the drawn first button). ``in_hand`` tables are left
+    alone; a ``breaking`` table is being emptied by BRK-1.
     """
 
     table_id: int
@@ -81,6 +95,22 @@ class TableState:
     button: int | None = None
     in_hand: bool = False
     next_big_blind_seat: int | None = None
+    big_blind_order: tuple[int, ...] | None = None
+    newcomer_waits: Mapping[int, int] | None = None
+    breaking: bool = False
+
+
+def state_of(table: Table, *, in_hand: bool = False, breaking: bool = False) -> TableState:
+    """The planner's view of a live table (between hands unless ``in_hand``)."""
+    return TableState(
+        table.table_id,
+        table.size,
+        {seated.seat: seated.player for seated in table.players},
+        in_hand=in_hand,
+        big_blind_order=None if in_hand else table.big_blind_order(),
+        newcomer_waits=None if in_hand else table.newcomer_big_blind_waits(),
+        breaking=breaking,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,32 +127,400 @@ class Move:
 
 @dataclass(frozen=True, slots=True)
 class TableBreak:
-    """Table ``table_id`` closes; ``players`` were seated there and move by the plan's moves."""
+    """Table ``table_id`` closes: everyone seated there has been moved."""
 
     table_id: int
-    players: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StartBreak:
+    """BRK-1: table ``table_id`` deals no more; its players move out as seats come free."""
+
+    table_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class Redraw:
+    """BRK-2: ``broken`` close and everyone is reseated by ``moves`` over ``tables``, which then
+    draw for the button. The moves form a permutation: lift every mover first, then seat them."""
+
+    tables: tuple[int, ...]
+    broken: tuple[int, ...]
+    moves: tuple[Move, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """Nothing more can be done until a hand ends: keep ``hold`` (idle tables) from dealing.
+    ``waiting_for`` names tables in a hand the plan needs, where it knows them."""
+
+    hold: tuple[int, ...] = ()
+    waiting_for: tuple[int, ...] = ()
+
+
+Step = Move | StartBreak | TableBreak | Redraw | Wait
 
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """What to do between hands; ``redraw_tables`` draw a new button afterwards.
-
-    Each player appears in at most one move, from their seat before the plan to their seat after
-    it. A redraw's moves form a permutation, so apply a plan as ``apply_plan`` does: take every
-    moving player out of their seat first, then seat them all.
-
-    ``waiting_for`` names the tables in a hand that the rest of the plan needs: the coordinator
-    deals no new hand there once their hand ends, and plans again when they are all idle.
-    """
+    """What ``plan_tables`` did over plain states: each player's move (from their seat before the
+    plan to their seat after it), the tables closed, the tables that draw for the button again,
+    the table still being broken (``breaking``), and where the plan stopped (``hold``,
+    ``waiting_for``, as in ``Wait``). Apply it as ``apply_plan`` does."""
 
     moves: tuple[Move, ...] = ()
     breaks: tuple[TableBreak, ...] = ()
     redraw_tables: tuple[int, ...] = ()
+    breaking: int | None = None
+    hold: tuple[int, ...] = ()
     waiting_for: tuple[int, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not (self.moves or self.breaks or self.redraw_tables)
+        return not (self.moves or self.breaks or self.redraw_tables or self.breaking is not None)
+
+
+# --- the index ------------------------------------------------------------------------------------
+
+_BUSY, _IDLE, _RESERVED = 0, 1, 2
+
+
+class TableIndex:
+    """Every table's head count, and the idle tables by head count.
+
+    The director keeps it current (``put`` when a table's count or state changes, ``remove``
+    when it closes) so that ``next_step`` finds the largest and smallest tables and the idle
+    table it wants in O(log n). A table is busy (in a hand: never touched), idle (between hands)
+    or reserved (being broken: counted, but neither a source nor a destination).
+    Idle tables sit in two lazy heaps per head count, by number and by (times the player due
+    their big blind has moved, number); stale entries are skipped when met and the heaps are
+    rebuilt when stale entries outnumber the live ones.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._count: dict[int, int] = {}
+        self._state: dict[int, int] = {}
+        self._histogram = [0] * (size + 1)
+        self._players = 0
+        self._busy = 0
+        self._idle: dict[int, tuple[int, int]] = {}  # idle table -> (count, times moved)
+        self._idle_at = [0] * (size + 1)
+        self._by_number: list[list[int]] = [[] for _ in range(size + 1)]
+        self._by_moves: list[list[tuple[int, int]]] = [[] for _ in range(size + 1)]
+
+    # -- updates ----------------------------------------------------------------------------------
+
+    def put(
+        self, table_id: int, count: int, *, idle: bool, times_moved: int = 0, reserved: bool = False
+    ) -> None:
+        """Record ``table_id`` with ``count`` players, idle or busy (or reserved for a break).
+        ``times_moved`` is how often the player due its big blind next has been moved (MOVE-1)."""
+        if not 0 <= count <= self.size:
+            raise PlanError(f"table {table_id} cannot hold {count} players in {self.size} seats")
+        self._drop(table_id)
+        state = _RESERVED if reserved else _IDLE if idle else _BUSY
+        self._count[table_id] = count
+        self._state[table_id] = state
+        self._histogram[count] += 1
+        self._players += count
+        if state == _BUSY:
+            self._busy += 1
+        elif state == _IDLE:
+            self._idle[table_id] = (count, times_moved)
+            self._idle_at[count] += 1
+            heapq.heappush(self._by_number[count], table_id)
+            heapq.heappush(self._by_moves[count], (times_moved, table_id))
+            self._compact(count)
+
+    def remove(self, table_id: int) -> None:
+        """The table closed."""
+        self._drop(table_id)
+
+    def _drop(self, table_id: int) -> None:
+        count = self._count.pop(table_id, None)
+        if count is None:
+            return
+        state = self._state.pop(table_id)
+        self._histogram[count] -= 1
+        self._players -= count
+        if state == _BUSY:
+            self._busy -= 1
+        elif state == _IDLE:
+            del self._idle[table_id]
+            self._idle_at[count] -= 1
+
+    def _compact(self, count: int) -> None:
+        live = self._idle_at[count]
+        if len(self._by_number[count]) > 4 * live + 64:
+            self._by_number[count] = sorted(t for t, (c, _) in self._idle.items() if c == count)
+        if len(self._by_moves[count]) > 4 * live + 64:
+            self._by_moves[count] = sorted((m, t) for t, (c, m) in self._idle.items() if c == count)
+
+    # -- queries ----------------------------------------------------------------------------------
+
+    def __contains__(self, table_id: object) -> bool:
+        return table_id in self._count
+
+    @property
+    def tables(self) -> int:
+        return len(self._count)
+
+    @property
+    def players(self) -> int:
+        return self._players
+
+    @property
+    def any_busy(self) -> bool:
+        return self._busy > 0
+
+    def tables_with(self, players: int) -> int:
+        """How many tables seat at least ``players`` players."""
+        return sum(self._histogram[players:])
+
+    def count(self, table_id: int) -> int:
+        return self._count[table_id]
+
+    def is_idle(self, table_id: int) -> bool:
+        return self._state.get(table_id) == _IDLE
+
+    def largest(self) -> int:
+        for count in range(self.size, -1, -1):
+            if self._histogram[count]:
+                return count
+        return 0
+
+    def smallest(self) -> int:
+        for count in range(self.size + 1):
+            if self._histogram[count]:
+                return count
+        return 0
+
+    def lowest_idle(self, count: int) -> int | None:
+        """The idle table with ``count`` players and the lowest number."""
+        if not self._idle_at[count]:
+            return None
+        heap = self._by_number[count]
+        idle = self._idle
+        while heap:
+            table_id = heap[0]
+            entry = idle.get(table_id)
+            if entry is not None and entry[0] == count:
+                return table_id
+            heapq.heappop(heap)
+        return None
+
+    def least_moved_idle(self, count: int) -> int | None:
+        """The idle table with ``count`` players whose next big blind moved least, then lowest number."""
+        if not self._idle_at[count]:
+            return None
+        heap = self._by_moves[count]
+        idle = self._idle
+        while heap:
+            moved, table_id = heap[0]
+            if idle.get(table_id) == (count, moved):
+                return table_id
+            heapq.heappop(heap)
+        return None
+
+    def idle_tables(self) -> list[int]:
+        """Every idle table, by number (O(idle tables))."""
+        return sorted(self._idle)
+
+    def tables_in_hand(self) -> list[int]:
+        """Every busy table, by number (O(tables): only for the few tables of a redraw)."""
+        return sorted(t for t, state in self._state.items() if state == _BUSY)
+
+    def all_tables(self) -> list[int]:
+        return sorted(self._count)
+
+
+# --- the steps ------------------------------------------------------------------------------------
+
+
+def _order(state: TableState) -> list[int]:
+    """The occupied seats in the order they post the big blind, the next one first."""
+    if state.big_blind_order is not None and set(state.big_blind_order) == set(state.seats):
+        return list(state.big_blind_order)
+    anchor = _anchor(state)
+    return sorted(state.seats, key=lambda seat: (seat - anchor - 1) % state.size)
+
+
+def _waits(state: TableState) -> dict[int, int]:
+    """For each empty seat, the hands a newcomer seated there waits before the big blind."""
+    empty = [seat for seat in range(1, state.size + 1) if seat not in state.seats]
+    if state.newcomer_waits is not None and set(state.newcomer_waits) == set(empty):
+        return dict(state.newcomer_waits)
+    anchor = _anchor(state)
+    distances = [(seat - anchor - 1) % state.size for seat in state.seats]
+    waits = {}
+    for seat in empty:
+        mine = (seat - anchor - 1) % state.size
+        waits[seat] = sum(1 for distance in distances if distance < mine)
+    return waits
+
+
+def _anchor(state: TableState) -> int:
+    """The seat the big-blind order of a hand-built state starts after.
+
+    With the next big blind known: the last big blind's seat when the next one is the first
+    player after it (the dead button's rule, which also holds whenever nobody between them
+    left); otherwise the occupied seat just before the next big blind (its small blind under
+    the forward-moving button). Never the seat before the next big blind when that seat is
+    empty: a newcomer there would post the big blind at once (MOVE-1's case). Without it: the
+    last big blind; before a table's first hand, the seat of its coming small blind (the first
+    player after the button; heads-up, the button).
+    """
+    seats = sorted(state.seats)
+    size = state.size
+    upcoming = state.next_big_blind_seat
+    if upcoming is not None and upcoming in state.seats:
+        last = state.big_blind_seat
+        if last is not None:
+            after_last = min(seats, key=lambda seat: (seat - last - 1) % size)
+            if after_last == upcoming:
+                return last
+        others = [seat for seat in seats if seat != upcoming]
+        return max(others, key=lambda seat: (seat - upcoming - 1) % size) if others else upcoming
+    if state.big_blind_seat is not None:
+        return state.big_blind_seat
+    if state.button is not None:
+        button = state.button
+        after = sorted(seats, key=lambda seat: (seat - button - 1) % size)
+        return after[0] if len(after) >= 3 else button
+    return size  # nothing known yet: the order starts at seat 1
+
+
+def next_step(
+    index: TableIndex,
+    state: Callable[[int], TableState],
+    settings: Balancing,
+    rng: random.Random,
+    *,
+    moves_so_far: Mapping[str, int] | None = None,
+    last_elimination_table: int | None = None,
+    breaking: int | None = None,
+) -> Step | None:
+    """The next step between hands (see the module docstring), or ``None`` when the tables are
+    as they should be. ``breaking`` is the table a ``StartBreak`` began emptying, if any."""
+    if index.tables == 0:
+        return None
+    moved = moves_so_far or {}
+    if breaking is not None:
+        return _empty_breaking_table(index, state, breaking, rng)
+    if index.tables > table_count(index.players, index.size):
+        return _start_break(index, state, settings, rng, last_elimination_table)
+    return _balance(index, state, settings, moved)
+
+
+def _start_break(
+    index: TableIndex,
+    state: Callable[[int], TableState],
+    settings: Balancing,
+    rng: random.Random,
+    last_elimination: int | None,
+) -> Step:
+    named: int | None = None
+    if settings.break_order is BreakOrder.LAST_ELIMINATION:
+        named = last_elimination if last_elimination is not None and last_elimination in index else None
+    elif settings.break_order is BreakOrder.FIXED:
+        named = next((table_id for table_id in settings.fixed_order if table_id in index), None)
+    redraw = index.tables - 1 in settings.redraw_at_tables
+    if redraw and index.any_busy:
+        # the redraw reseats everyone at once: every table must be idle first
+        return Wait(tuple(index.idle_tables()), tuple(index.tables_in_hand()))
+    if named is not None and not index.is_idle(named):
+        return Wait(waiting_for=(named,))
+    if named is None and settings.break_order is BreakOrder.RANDOM:
+        idle = index.idle_tables()
+        named = rng.choice(idle) if idle else None
+    if named is None:
+        named = next(
+            (t for c in range(index.size + 1) if (t := index.lowest_idle(c)) is not None),
+            None,
+        )
+        if named is None:
+            return Wait()  # every table is in a hand; the next hand to end plans again
+    if redraw:
+        return _redraw(index, state, named, rng)
+    return StartBreak(named)
+
+
+def _empty_breaking_table(
+    index: TableIndex, state: Callable[[int], TableState], breaking: int, rng: random.Random
+) -> Step:
+    """BRK-1: the next player of the breaking table goes to the emptiest idle table."""
+    leaving = state(breaking)
+    if not leaving.seats:
+        return TableBreak(breaking)
+    for count in range(index.size):
+        target_id = index.lowest_idle(count)
+        if target_id is None:
+            continue
+        target = state(target_id)
+        empty = [seat for seat in range(1, target.size + 1) if seat not in target.seats]
+        from_seat = rng.choice(sorted(leaving.seats))
+        return Move(
+            leaving.seats[from_seat], breaking, from_seat, target_id, rng.choice(empty), MoveReason.BREAK
+        )
+    return Wait(hold=(breaking,))
+
+
+def _redraw(index: TableIndex, state: Callable[[int], TableState], broken: int, rng: random.Random) -> Redraw:
+    """BRK-2: reseat everyone at random over every table but ``broken`` (all of them idle)."""
+    seated = {table_id: state(table_id) for table_id in index.all_tables()}
+    start = {player: (t.table_id, seat) for t in seated.values() for seat, player in t.seats.items()}
+    players = sorted(start)
+    rng.shuffle(players)
+    table_ids = [table_id for table_id in sorted(seated) if table_id != broken]
+    base, extra = divmod(len(players), len(table_ids))
+    moves = []
+    position = 0
+    for number, table_id in enumerate(table_ids):
+        size = seated[table_id].size
+        for seat in sorted(rng.sample(range(1, size + 1), base + 1 if number < extra else base)):
+            player = players[position]
+            position += 1
+            if start[player] != (table_id, seat):
+                moves.append(Move(player, *start[player], table_id, seat, MoveReason.REDRAW))
+    return Redraw(tuple(table_ids), (broken,), tuple(moves))
+
+
+def _balance(
+    index: TableIndex, state: Callable[[int], TableState], settings: Balancing, moved: Mapping[str, int]
+) -> Step | None:
+    largest, smallest = index.largest(), index.smallest()
+    # a gap of one can never close, whatever the threshold says
+    if largest - smallest < max(settings.threshold, 2):
+        return None
+    target_id = index.lowest_idle(smallest)
+    if target_id is None:
+        return Wait()  # the short table is in a hand: its end plans again
+    source_id = index.least_moved_idle(largest)
+    if source_id is None:
+        return Wait(hold=(target_id,))  # the short table waits for a full one to finish its hand
+    source, target = state(source_id), state(target_id)
+    order = _order(source)
+    from_seat = order[0]
+    to_seat = _destination_seat(target, settings.moved_player_seat, hands_until=0)
+    return Move(source.seats[from_seat], source_id, from_seat, target_id, to_seat, MoveReason.BALANCE)
+
+
+def _destination_seat(target: TableState, rule: MovedPlayerSeat, hands_until: int) -> int:
+    """MOVE-1: the empty seat at ``target`` for a player ``hands_until`` hands from the big blind."""
+    waits = _waits(target)
+    if rule is MovedPlayerSeat.WORST_POSITION:
+        return min(waits, key=lambda seat: (waits[seat], seat))
+    return min(waits, key=lambda seat: (abs(waits[seat] - hands_until), waits[seat], seat))
+
+
+def times_moved(state: TableState, moved: Mapping[str, int]) -> int:
+    """How often the player due the big blind next at ``state`` has been moved (0 if nobody)."""
+    order = _order(state)
+    return moved.get(state.seats[order[0]], 0) if order else 0
+
+
+# --- plain states ---------------------------------------------------------------------------------
 
 
 def verify_tables(tables: Sequence[TableState]) -> None:
@@ -154,48 +552,6 @@ def can_plan_tables(tables: Sequence[TableState]) -> bool:
     return True
 
 
-@dataclass(slots=True)
-class _Work:
-    """A table's seats while the plan is being built (mutable on purpose: it is the draft)."""
-
-    table_id: int
-    size: int
-    seats: dict[int, str]
-    anchor: int  # the seat the big-blind order starts after
-    in_hand: bool
-
-    def distance(self, seat: int) -> int:
-        """1 for the first seat after the anchor ... ``size`` for the anchor seat itself."""
-        return (seat - self.anchor - 1) % self.size + 1
-
-    def big_blind_order(self) -> list[int]:
-        """Occupied seats in the order they take the big blind, the next one first."""
-        return sorted(self.seats, key=self.distance)
-
-    def hands_until_big_blind(self, seat: int) -> int:
-        """How many players take the big blind before whoever sits in ``seat`` (0: they are next)."""
-        limit = self.distance(seat)
-        return sum(1 for occupied in self.seats if occupied != seat and self.distance(occupied) < limit)
-
-    def empty_seats(self) -> list[int]:
-        return [seat for seat in range(1, self.size + 1) if seat not in self.seats]
-
-
-@dataclass(slots=True)
-class _Draft:
-    tables: dict[int, _Work]
-    moves: list[Move] = field(default_factory=list)
-    breaks: list[TableBreak] = field(default_factory=list)
-    waiting: set[int] = field(default_factory=set)
-
-    def move(
-        self, player: str, source: _Work, from_seat: int, target: _Work, to_seat: int, reason: MoveReason
-    ) -> None:
-        del source.seats[from_seat]
-        target.seats[to_seat] = player
-        self.moves.append(Move(player, source.table_id, from_seat, target.table_id, to_seat, reason))
-
-
 def plan_tables(
     tables: Sequence[TableState],
     settings: Balancing,
@@ -204,7 +560,8 @@ def plan_tables(
     moves_so_far: Mapping[str, int] | None = None,
     last_elimination_table: int | None = None,
 ) -> Plan:
-    """Plan breaks, redraws and balancing moves for ``tables`` (see the module docstring).
+    """Apply ``next_step`` to plain ``tables`` until it has nothing more to do or must wait;
+    return what it did as one ``Plan`` (the rule itself is ``next_step``).
 
     Promises, when no table is in a hand: afterwards the table count is the fewest that hold
     everyone and the largest and smallest tables differ by less than ``settings.threshold``.
@@ -213,32 +570,106 @@ def plan_tables(
     verify_tables(tables)
     if not tables:
         return Plan()
-    moved = moves_so_far or {}
-    draft = _Draft(
-        {
-            table.table_id: _Work(
-                table.table_id,
-                table.size,
-                dict(table.seats),
-                _anchor(table),
-                table.in_hand,
-            )
-            for table in sorted(tables, key=lambda t: t.table_id)
-        }
-    )
-    before = len(draft.tables)
-    _break_tables(draft, settings, rng, last_elimination_table)
+    moved: dict[str, int] = dict(moves_so_far or {})
+    states = {table.table_id: table for table in tables}
+    seats = {table.table_id: dict(table.seats) for table in tables}
+    index = TableIndex(tables[0].size)
+    breaking = next((table.table_id for table in tables if table.breaking), None)
+
+    def view(table_id: int) -> TableState:
+        return _with_seats(states[table_id], seats[table_id])
+
+    def refresh(table_id: int) -> None:
+        table = view(table_id)
+        index.put(
+            table_id,
+            len(table.seats),
+            idle=not table.in_hand,
+            times_moved=times_moved(table, moved),
+            reserved=table_id == breaking,
+        )
+
+    for table_id in states:
+        refresh(table_id)
+    moves: list[Move] = []
+    breaks: list[TableBreak] = []
     redraw: tuple[int, ...] = ()
-    if len(draft.tables) < before and len(draft.tables) in settings.redraw_at_tables:
-        busy = [work.table_id for work in draft.tables.values() if work.in_hand]
-        if busy or draft.waiting:
-            # the redraw reseats everyone at once: break nothing until every table is idle,
-            # or the redraw would be lost once the breaks were done
-            return Plan(waiting_for=tuple(sorted({*busy, *draft.waiting})))
-        redraw = _redraw(draft, tables, rng)
-    elif not draft.waiting:  # a pending break comes first: it changes every count
-        _balance(draft, settings, moved)
-    return Plan(_collapse(draft.moves), tuple(draft.breaks), redraw, tuple(sorted(draft.waiting)))
+    stop = Wait()
+    for _ in range(10 * sum(len(t.seats) for t in tables) + 10 * len(tables) + 10):
+        step = next_step(
+            index,
+            view,
+            settings,
+            rng,
+            moves_so_far=moved,
+            last_elimination_table=last_elimination_table,
+            breaking=breaking,
+        )
+        if step is None:
+            break
+        if isinstance(step, Wait):
+            stop = step
+            break
+        if isinstance(step, Move):
+            del seats[step.from_table][step.from_seat]
+            seats[step.to_table][step.to_seat] = step.player
+            moves.append(step)
+            moved[step.player] = moved.get(step.player, 0) + 1
+            refresh(step.from_table)
+            refresh(step.to_table)
+        elif isinstance(step, StartBreak):
+            breaking = step.table_id
+            refresh(breaking)
+        elif isinstance(step, TableBreak):
+            breaks.append(step)
+            index.remove(step.table_id)
+            del states[step.table_id], seats[step.table_id]
+            breaking = None
+            last_elimination_table = None  # a second break in one plan uses the fallback
+        else:
+            lifted = {move.player: seats[move.from_table].pop(move.from_seat) for move in step.moves}
+            for move in step.moves:
+                seats[move.to_table][move.to_seat] = lifted[move.player]
+            moves.extend(step.moves)
+            for table_id in step.broken:
+                breaks.append(TableBreak(table_id))
+                index.remove(table_id)
+                del states[table_id], seats[table_id]
+            for table_id in step.tables:
+                refresh(table_id)
+            redraw = step.tables
+    else:
+        raise PlanError("the planner did not settle: a step made no progress")
+    collapsed = _collapse(moves)
+    if redraw:  # everyone's seat comes from the redraw, whatever moved them before it
+        collapsed = tuple(
+            Move(m.player, m.from_table, m.from_seat, m.to_table, m.to_seat, MoveReason.REDRAW)
+            for m in collapsed
+        )
+    return Plan(
+        collapsed,
+        tuple(breaks),
+        redraw,
+        breaking,
+        stop.hold,
+        stop.waiting_for,
+    )
+
+
+def _with_seats(state: TableState, seats: dict[int, str]) -> TableState:
+    if seats == state.seats:
+        return state
+    # the table's own answers describe the seats it had: a changed table is read from its blinds
+    return TableState(
+        state.table_id,
+        state.size,
+        dict(seats),
+        big_blind_seat=state.big_blind_seat,
+        button=state.button,
+        in_hand=state.in_hand,
+        next_big_blind_seat=state.next_big_blind_seat,
+        breaking=state.breaking,
+    )
 
 
 def _collapse(moves: list[Move]) -> tuple[Move, ...]:
@@ -256,166 +687,6 @@ def _collapse(moves: list[Move]) -> tuple[Move, ...]:
                 Move(player, start.from_table, start.from_seat, end.to_table, end.to_seat, start.reason)
             )
     return tuple(collapsed)
-
-
-def _anchor(table: TableState) -> int:
-    """The seat the big-blind order starts after: the seat before the table's next big blind when
-    it is known; else the last big blind; before a table's first hand, the seat of its coming
-    small blind (the first player after the button; heads-up, the button)."""
-    if table.next_big_blind_seat is not None and table.next_big_blind_seat in table.seats:
-        return (table.next_big_blind_seat - 2) % table.size + 1
-    if table.big_blind_seat is not None:
-        return table.big_blind_seat
-    if table.button is not None:
-        button = table.button
-        after = sorted(table.seats, key=lambda seat: (seat - button - 1) % table.size)
-        return after[0] if len(after) >= 3 else button
-    return table.size  # nothing known yet: the order starts at seat 1
-
-
-def _break_tables(
-    draft: _Draft, settings: Balancing, rng: random.Random, last_elimination: int | None
-) -> None:
-    players = sum(len(work.seats) for work in draft.tables.values())
-    size = next(iter(draft.tables.values())).size
-    while len(draft.tables) > table_count(players, size):
-        chosen = _table_to_break(draft, settings, rng, last_elimination)
-        if chosen is None:
-            return
-        target_tables = [w for w in draft.tables.values() if w is not chosen and not w.in_hand]
-        free = sum(w.size - len(w.seats) for w in target_tables)
-        if free < len(chosen.seats):
-            # wait for the fewest tables in a hand whose empty seats make up the shortfall
-            busy = sorted(
-                (w for w in draft.tables.values() if w.in_hand and w is not chosen),
-                key=lambda w: (len(w.seats) - w.size, w.table_id),
-            )
-            for work in busy:
-                draft.waiting.add(work.table_id)
-                free += work.size - len(work.seats)
-                if free >= len(chosen.seats):
-                    break
-            return
-        leaving = [chosen.seats[seat] for seat in sorted(chosen.seats)]
-        rng.shuffle(leaving)
-        seat_of = {player: seat for seat, player in chosen.seats.items()}
-        # tables with free seats by head count: each player joins one of the emptiest (S)
-        buckets: dict[int, list[_Work]] = {}
-        for work in target_tables:
-            if len(work.seats) < work.size:
-                buckets.setdefault(len(work.seats), []).append(work)
-        fewest = min(buckets, default=0)
-        for player in leaving:
-            while not buckets.get(fewest):
-                fewest += 1
-            candidates = buckets[fewest]
-            target = candidates.pop(0 if len(candidates) == 1 else rng.randrange(len(candidates)))
-            draft.move(
-                player, chosen, seat_of[player], target, rng.choice(target.empty_seats()), MoveReason.BREAK
-            )
-            if len(target.seats) < target.size:
-                buckets.setdefault(len(target.seats), []).append(target)
-        draft.breaks.append(TableBreak(chosen.table_id, tuple(sorted(leaving))))
-        del draft.tables[chosen.table_id]
-        last_elimination = None  # a second break in one plan uses the fallback
-
-
-def _table_to_break(
-    draft: _Draft, settings: Balancing, rng: random.Random, last_elimination: int | None
-) -> _Work | None:
-    """The table BRK-1 breaks now, or ``None`` (and a waiting entry) if it is in a hand."""
-    named: int | None = None
-    if settings.break_order is BreakOrder.LAST_ELIMINATION:
-        named = last_elimination if last_elimination in draft.tables else None
-    elif settings.break_order is BreakOrder.FIXED:
-        named = next((tid for tid in settings.fixed_order if tid in draft.tables), None)
-    elif settings.break_order is BreakOrder.RANDOM:
-        idle = [w for w in draft.tables.values() if not w.in_hand]
-        if not idle:
-            draft.waiting.update(draft.tables)
-            return None
-        return rng.choice(idle)
-    if named is not None:
-        work = draft.tables[named]
-        if work.in_hand:
-            draft.waiting.add(named)
-            return None
-        return work
-    idle = [w for w in draft.tables.values() if not w.in_hand]
-    if not idle:
-        draft.waiting.update(draft.tables)
-        return None
-    return min(idle, key=lambda w: (len(w.seats), -w.table_id))
-
-
-def _redraw(draft: _Draft, original: Sequence[TableState], rng: random.Random) -> tuple[int, ...]:
-    """BRK-2: reseat everyone left at random over the remaining (idle) tables; returns their ids."""
-    # the redraw starts from where everyone sat before this plan, so each player moves once
-    start = {player: (t.table_id, seat) for t in original for seat, player in t.seats.items()}
-    players = sorted(start)
-    rng.shuffle(players)
-    table_ids = sorted(draft.tables)
-    base, extra = divmod(len(players), len(table_ids))
-    draft.moves = []
-    index = 0
-    for position, table_id in enumerate(table_ids):
-        work = draft.tables[table_id]
-        seats = sorted(rng.sample(range(1, work.size + 1), base + 1 if position < extra else base))
-        work.seats = {}
-        for seat in seats:
-            player = players[index]
-            index += 1
-            work.seats[seat] = player
-            from_table, from_seat = start[player]
-            if (from_table, from_seat) != (table_id, seat):
-                draft.moves.append(Move(player, from_table, from_seat, table_id, seat, MoveReason.REDRAW))
-    return tuple(table_ids)
-
-
-def _balance(draft: _Draft, settings: Balancing, moved: Mapping[str, int]) -> None:
-    extra_moves: dict[str, int] = {}
-    while len(draft.tables) > 1:
-        counts = {tid: len(w.seats) for tid, w in draft.tables.items()}
-        largest, smallest = max(counts.values()), min(counts.values())
-        # a gap of one can never close, whatever the threshold says
-        if largest - smallest < max(settings.threshold, 2):
-            return
-        sources = [w for w in draft.tables.values() if counts[w.table_id] == largest]
-        targets = [w for w in draft.tables.values() if counts[w.table_id] == smallest]
-        idle_sources = [w for w in sources if not w.in_hand]
-        idle_targets = [w for w in targets if not w.in_hand]
-        if not idle_sources or not idle_targets:
-            draft.waiting.update(w.table_id for w in (*sources, *targets) if w.in_hand)
-            return
-
-        def times_moved(work: _Work) -> int:
-            player = work.seats[work.big_blind_order()[0]]
-            return moved.get(player, 0) + extra_moves.get(player, 0)
-
-        source = min(idle_sources, key=lambda w: (times_moved(w), w.table_id))
-        target = min(idle_targets, key=lambda w: w.table_id)
-        from_seat = source.big_blind_order()[0]
-        player = source.seats[from_seat]
-        to_seat = _destination_seat(
-            target, settings.moved_player_seat, source.hands_until_big_blind(from_seat)
-        )
-        draft.move(player, source, from_seat, target, to_seat, MoveReason.BALANCE)
-        extra_moves[player] = extra_moves.get(player, 0) + 1
-
-
-def _destination_seat(target: _Work, rule: MovedPlayerSeat, hands_until: int) -> int:
-    """MOVE-1: the empty seat at ``target`` for a player ``hands_until`` hands from the big blind."""
-    empty = target.empty_seats()
-    if rule is MovedPlayerSeat.WORST_POSITION:
-        return min(empty, key=lambda s: (target.hands_until_big_blind(s), target.distance(s)))
-    return min(
-        empty,
-        key=lambda s: (
-            abs(target.hands_until_big_blind(s) - hands_until),
-            target.hands_until_big_blind(s),
-            target.distance(s),
-        ),
-    )
 
 
 def apply_plan(tables: Sequence[TableState], plan: Plan) -> dict[int, dict[int, str]]:

@@ -27,7 +27,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
-from engine.betting import AnteKind, Limit
+from engine.betting import MAX_TABLE_SIZE, MIN_TABLE_SIZE, AnteKind, Limit
+from engine.table import ButtonRule, FirstButton, JoinRule
 
 
 class ConfigError(ValueError):
@@ -60,21 +61,6 @@ class HandForHandTrigger(StrEnum):
     BUBBLE = "bubble"  # when the next elimination is the money bubble
     NEVER = "never"
     PLAYERS_LEFT = "players_left"  # when `players_left` players remain
-
-
-class LateEntryPosition(StrEnum):
-    ANY = "any"  # dealt in at once, blinds included (A, P§8)
-    NOT_BETWEEN_BLINDS_AND_BUTTON = "not_between_blinds_and_button"  # TDA R8A
-
-
-class ButtonRule(StrEnum):
-    DEAD = "dead"  # P§7
-    FORWARD = "forward"  # S
-
-
-class FirstButton(StrEnum):
-    DRAW = "draw"  # high card, ties by suit (P§6)
-    SEAT_ONE = "seat_one"  # S
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +148,8 @@ class HandForHand:
     players_left: int | None = None
     bubble_ties_share: bool = False
     deduction_minutes: int | None = None  # None: 1 min when levels < 20 min, else 2 (HFH-1)
+    # bubble trigger: start this many players before the bubble (None: one per table in play)
+    bubble_margin: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +197,7 @@ class TournamentConfig:
     unregister_cutoff_minutes: int = 0
     late_registration_minutes: int = 0
     extended_registration: bool = False
-    late_entry_position: LateEntryPosition = LateEntryPosition.ANY
+    late_entry_position: JoinRule = JoinRule.ANY
     rebuys: Rebuys | None = None
     add_on: AddOn | None = None
     re_entry: ReEntry | None = None
@@ -266,7 +254,11 @@ def validate_config(config: TournamentConfig) -> TournamentConfig:
     _check(bool(config.id), "id", "must not be empty")
     _check(bool(config.name), "name", "must not be empty")
     _check(bool(config.game), "game", "must not be empty")
-    _check(2 <= config.table_size <= 10, "table_size", f"must be 2..10 (got {config.table_size})")
+    _check(
+        MIN_TABLE_SIZE <= config.table_size <= MAX_TABLE_SIZE,
+        "table_size",
+        f"must be {MIN_TABLE_SIZE}..{MAX_TABLE_SIZE} (got {config.table_size})",
+    )
     _check(config.starting_stack > 0, "starting_stack", f"must be > 0 (got {config.starting_stack})")
     _check(config.buy_in >= 0, "buy_in", f"must be >= 0 cents (got {config.buy_in})")
     if config.fee is not None:
@@ -443,6 +435,8 @@ def _validate_hand_for_hand(h: HandForHand) -> None:
             "hand_for_hand.deduction_minutes",
             f"must be >= 0 (got {h.deduction_minutes})",
         )
+    if h.bubble_margin is not None:
+        _check(h.bubble_margin >= 0, "hand_for_hand.bubble_margin", f"must be >= 0 (got {h.bubble_margin})")
 
 
 def _validate_clock(c: Clock) -> None:
@@ -640,6 +634,7 @@ def _read_hand_for_hand(s: _Section) -> HandForHand:
         players_left=s.optional_integer("players_left"),
         bubble_ties_share=s.boolean("bubble_ties_share", d.bubble_ties_share),
         deduction_minutes=s.optional_integer("deduction_minutes"),
+        bubble_margin=s.optional_integer("bubble_margin"),
     )
 
 
@@ -692,7 +687,7 @@ def parse_config(text: str) -> TournamentConfig:
         unregister_cutoff_minutes=root.integer("unregister_cutoff_minutes", d.unregister_cutoff_minutes),
         late_registration_minutes=root.integer("late_registration_minutes", d.late_registration_minutes),
         extended_registration=root.boolean("extended_registration", d.extended_registration),
-        late_entry_position=root.choice("late_entry_position", LateEntryPosition, d.late_entry_position),
+        late_entry_position=root.choice("late_entry_position", JoinRule, d.late_entry_position),
         rebuys=_optional(root, "rebuys", _read_rebuys),
         add_on=_optional(root, "add_on", _read_add_on),
         re_entry=_optional(root, "re_entry", _read_re_entry),

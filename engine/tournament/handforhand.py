@@ -37,19 +37,38 @@ class RoundInProgress(HandForHandError):
     """The set of tables can only change between rounds."""
 
 
+def bubble_margin(settings: HandForHandSettings, tables: int) -> int:
+    """How many players before the money bubble hand-for-hand starts (HFH-1): the setting, or by
+    default one per table in play. Hands under way when it fires finish unsynchronized, and a
+    hand busts well under one player per table on average, so the bubble then bursts inside a
+    synchronized hand (``scripts/hand_for_hand_bubble.py`` measures how often)."""
+    if settings.bubble_margin is not None:
+        return settings.bubble_margin
+    return max(1, tables)
+
+
 def hand_for_hand_due(
-    settings: HandForHandSettings, players_left: int, places_paid: int, tables: int
+    settings: HandForHandSettings,
+    players_left: int,
+    places_paid: int,
+    tables: int,
+    *,
+    in_force: bool = False,
 ) -> bool:
     """HFH-1 trigger: is hand-for-hand play in force with these players, paid places and tables?
 
-    Never with one table left (there is nothing to synchronize). ``bubble``: the next
-    elimination is the money bubble (``players_left == places_paid + 1``); ``players_left``: at or
-    under the set number of players; ``never``: never.
+    Never with one table left (there is nothing to synchronize). ``bubble``: from
+    ``bubble_margin`` players before the money bubble (``players_left <= places_paid + margin``)
+    until it bursts; once ``in_force`` it stays until the bubble bursts, however the margin
+    shrinks as tables break. ``players_left``: at or under the set number of players;
+    ``never``: never.
     """
     if tables <= 1:
         return False
     if settings.trigger is HandForHandTrigger.BUBBLE:
-        return places_paid > 0 and players_left == places_paid + 1
+        if places_paid <= 0 or players_left <= places_paid:
+            return False
+        return in_force or players_left <= places_paid + bubble_margin(settings, tables)
     if settings.trigger is HandForHandTrigger.PLAYERS_LEFT:
         return settings.players_left is not None and players_left <= settings.players_left
     return False
@@ -69,6 +88,23 @@ class RoundClosed:
     tables: tuple[int, ...]
     busts: tuple[Bust, ...]
     deduction_seconds: int
+
+
+HAND_FOR_HAND_SNAPSHOT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class HandForHandSnapshot:
+    """A ``HandForHand`` barrier as plain, versioned data."""
+
+    version: int
+    tables: tuple[int, ...]
+    deduction_seconds: int
+    round: int
+    dealt: tuple[int, ...]
+    finished: tuple[int, ...]
+    busts: tuple[Bust, ...]
+    hands: int
 
 
 class HandForHand:
@@ -141,6 +177,36 @@ class HandForHand:
         self.verify_deal(table_id)
         self._dealt.add(table_id)
         return HandDealt(self._round, table_id)
+
+    def cancel(self, table_id: int) -> None:
+        """CRASH-1: the hand ``table_id`` dealt this round was rolled back; it deals again."""
+        self._dealt.discard(table_id)
+
+    def snapshot(self) -> HandForHandSnapshot:
+        return HandForHandSnapshot(
+            HAND_FOR_HAND_SNAPSHOT_VERSION,
+            tuple(sorted(self._tables)),
+            self._deduction,
+            self._round,
+            tuple(sorted(self._dealt)),
+            tuple(sorted(self._finished)),
+            tuple(self._busts),
+            self.hands,
+        )
+
+    @classmethod
+    def restore(cls, snapshot: HandForHandSnapshot) -> HandForHand:
+        if snapshot.version != HAND_FOR_HAND_SNAPSHOT_VERSION:
+            raise HandForHandError(
+                f"hand-for-hand snapshot version {snapshot.version} is not {HAND_FOR_HAND_SNAPSHOT_VERSION}"
+            )
+        barrier = cls(snapshot.tables, snapshot.deduction_seconds)
+        barrier._round = snapshot.round
+        barrier._dealt = set(snapshot.dealt)
+        barrier._finished = set(snapshot.finished)
+        barrier._busts = list(snapshot.busts)
+        barrier.hands = snapshot.hands
+        return barrier
 
     # -- finishing ------------------------------------------------------------------------------
 

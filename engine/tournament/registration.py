@@ -258,6 +258,27 @@ class Outcome:
     transfers: tuple[Transfer, ...]
 
 
+REGISTRATION_SNAPSHOT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class RegistrationSnapshot:
+    """A ``Registration`` as plain, versioned data (its config is saved beside it, once)."""
+
+    version: int
+    start_at: float
+    start_wall_seconds: int
+    phase: Phase
+    registered: tuple[str, ...]
+    waiting: tuple[str, ...]
+    eliminated: tuple[str, ...]
+    seat_capacity: int
+    payments: tuple[Payment, ...]
+    counters: tuple[tuple[str, str, int], ...]
+    purchases: tuple[tuple[str, PurchaseKind, int], ...]
+    late_closed: CloseReason | None
+
+
 # --- prices -----------------------------------------------------------------------------------
 
 
@@ -309,6 +330,9 @@ def add_on_price(config: TournamentConfig) -> Price:
     )
 
 
+_ENTRIES = frozenset({PurchaseKind.ENTRY, PurchaseKind.RE_ENTRY})
+
+
 # --- the machine ------------------------------------------------------------------------------
 
 
@@ -328,11 +352,14 @@ class Registration:
         self.start_wall_seconds = int(start_at) if start_wall_seconds is None else start_wall_seconds
         self._add_on_window: tuple[float, float] | None = None
         self.phase = Phase.REGISTERING
-        self.registered: list[str] = []  # in order of registration
-        self.waiting: list[str] = []  # in order: the first is promoted first
-        self.eliminated: list[str] = []  # in order of elimination
+        # Ordered sets (dicts): every check and change is O(1) in the size of the field.
+        self._registered: dict[str, None] = {}  # in order of registration
+        self._waiting: dict[str, None] = {}  # in order: the first is promoted first
+        self._eliminated: dict[str, None] = {}  # in order of elimination
         self.seat_capacity = 0
         self._payments: dict[str, list[Payment]] = {}
+        self._pool_total = 0  # sum of to_pool over the payments standing
+        self._entry_payments = 0  # entries and re-entries among the payments standing
         self._counters: dict[tuple[str, str], int] = {}
         self._purchases: dict[tuple[str, PurchaseKind], int] = {}
         self._late_closed: CloseReason | None = None
@@ -342,6 +369,32 @@ class Registration:
     @property
     def tournament_id(self) -> str:
         return self.config.id
+
+    @property
+    def registered(self) -> list[str]:
+        """Everyone registered (eliminated players included), in order of registration."""
+        return list(self._registered)
+
+    @property
+    def waiting(self) -> list[str]:
+        """The waiting list, the next to be promoted first (REG-2)."""
+        return list(self._waiting)
+
+    @property
+    def eliminated(self) -> list[str]:
+        """The eliminated players, in order of elimination."""
+        return list(self._eliminated)
+
+    def is_registered(self, player_id: str) -> bool:
+        return player_id in self._registered
+
+    def is_eliminated(self, player_id: str) -> bool:
+        return player_id in self._eliminated
+
+    @property
+    def active_count(self) -> int:
+        """How many registered players are not eliminated (O(1); ``active`` lists them)."""
+        return len(self._registered) - len(self._eliminated)
 
     @property
     def payments(self) -> tuple[Payment, ...]:
@@ -354,23 +407,19 @@ class Registration:
     @property
     def pool_contributions(self) -> int:
         """Cents paid into the prize pool by purchases still standing (before any overlay)."""
-        return sum(p.to_pool for p in self.payments)
+        return self._pool_total
 
     @property
     def entries(self) -> int:
         """Entries and re-entries of players in the field (the field size for payouts)."""
-        waiting = set(self.waiting)
-        return sum(
-            1
-            for p in self.payments
-            if p.kind in (PurchaseKind.ENTRY, PurchaseKind.RE_ENTRY) and p.player_id not in waiting
-        )
+        # every waiting player has exactly one entry standing: the one they paid to wait
+        return self._entry_payments - len(self._waiting)
 
     @property
     def active(self) -> tuple[str, ...]:
         """Registered players not eliminated, in registration order."""
-        gone = set(self.eliminated)
-        return tuple(p for p in self.registered if p not in gone)
+        gone = self._eliminated
+        return tuple(p for p in self._registered if p not in gone)
 
     def purchases(self, player_id: str, kind: PurchaseKind) -> int:
         """How many purchases of ``kind`` the player has made (an entry counts as one)."""
@@ -420,6 +469,56 @@ class Registration:
                 )
         return self._add_on_window
 
+    def rebuy_offered(self, player_id: str, now: float, stack: int) -> bool:
+        """Whether a rebuy is on offer to ``player_id`` now, funds aside: the director offers it to
+        a player who busts in the rebuy period (REG-5) and the purchase then checks the funds."""
+        try:
+            self.verify_rebuy(player_id, now, balance=rebuy_price(self.config).total, stack=stack)
+        except RegistrationError:
+            return False
+        return True
+
+    # -- saved state -----------------------------------------------------------------------------
+
+    def snapshot(self) -> RegistrationSnapshot:
+        return RegistrationSnapshot(
+            version=REGISTRATION_SNAPSHOT_VERSION,
+            start_at=self.start_at,
+            start_wall_seconds=self.start_wall_seconds,
+            phase=self.phase,
+            registered=tuple(self._registered),
+            waiting=tuple(self._waiting),
+            eliminated=tuple(self._eliminated),
+            seat_capacity=self.seat_capacity,
+            payments=self.payments,
+            counters=tuple((player, action, n) for (player, action), n in self._counters.items()),
+            purchases=tuple((player, kind, n) for (player, kind), n in self._purchases.items()),
+            late_closed=self._late_closed,
+        )
+
+    @classmethod
+    def restore(cls, config: TournamentConfig, snapshot: RegistrationSnapshot) -> Registration:
+        """Rebuild the registration of ``config`` from ``snapshot``."""
+        if snapshot.version != REGISTRATION_SNAPSHOT_VERSION:
+            raise RegistrationError(
+                f"registration snapshot version {snapshot.version} is not {REGISTRATION_SNAPSHOT_VERSION}"
+            )
+        registration = cls(config, snapshot.start_at, start_wall_seconds=snapshot.start_wall_seconds)
+        registration.phase = snapshot.phase
+        registration._registered = dict.fromkeys(snapshot.registered)
+        registration._waiting = dict.fromkeys(snapshot.waiting)
+        registration._eliminated = dict.fromkeys(snapshot.eliminated)
+        registration.seat_capacity = snapshot.seat_capacity
+        for payment in snapshot.payments:
+            registration._payments.setdefault(payment.player_id, []).append(payment)
+            registration._pool_total += payment.to_pool
+            if payment.kind in _ENTRIES:
+                registration._entry_payments += 1
+        registration._counters = {(player, action): n for player, action, n in snapshot.counters}
+        registration._purchases = {(player, kind): n for player, kind, n in snapshot.purchases}
+        registration._late_closed = snapshot.late_closed
+        return registration
+
     # -- internal --------------------------------------------------------------------------------
 
     def _next(self, player_id: str, action: str) -> int:
@@ -443,6 +542,9 @@ class Registration:
         self._payments.setdefault(player_id, []).append(
             Payment(player_id, kind, number, source, price.to_pool, price.to_house)
         )
+        self._pool_total += price.to_pool
+        if kind in _ENTRIES:
+            self._entry_payments += 1
         transfers: list[Transfer] = []
         if price.to_pool:
             transfers.append(
@@ -465,6 +567,9 @@ class Registration:
         n = self._bump(player_id, action)
         transfers: list[Transfer] = []
         for i, payment in enumerate(self._payments.pop(player_id, [])):
+            self._pool_total -= payment.to_pool
+            if payment.kind in _ENTRIES:
+                self._entry_payments -= 1
             if payment.to_pool:
                 transfers.append(
                     Transfer(
@@ -506,7 +611,7 @@ class Registration:
         """
         if not player_id:
             raise RegistrationError("a player id must not be empty")
-        if player_id in self.registered or player_id in self.waiting:
+        if player_id in self._registered or player_id in self._waiting:
             raise AlreadyRegistered(f"{player_id} is already registered for {self.config.id}")
         if self.phase is Phase.CANCELLED:
             raise WrongPhase(f"tournament {self.config.id} was cancelled")
@@ -514,11 +619,11 @@ class Registration:
             reason = self.late_registration_closed(now)
             if reason is not None:
                 raise LateRegistrationClosed(f"late registration for {self.config.id} is closed ({reason})")
-        full = len(self.registered) >= self.config.max_players
-        if full and (self.phase is Phase.RUNNING or len(self.waiting) >= self.config.waiting_list):
+        full = len(self._registered) >= self.config.max_players
+        if full and (self.phase is Phase.RUNNING or len(self._waiting) >= self.config.waiting_list):
             raise TournamentFull(
-                f"{self.config.id} has {len(self.registered)}/{self.config.max_players} players "
-                f"and {len(self.waiting)}/{self.config.waiting_list} waiting"
+                f"{self.config.id} has {len(self._registered)}/{self.config.max_players} players "
+                f"and {len(self._waiting)}/{self.config.waiting_list} waiting"
             )
         self._require_funds(balance, entry_price(self.config), "registration")
 
@@ -540,11 +645,11 @@ class Registration:
             Reason.TICKET if via_ticket else Reason.BUY_IN,
         )
         events: list[Event] = []
-        if len(self.registered) >= self.config.max_players:
-            self.waiting.append(player_id)
-            events.append(Waitlisted(player_id, now, len(self.waiting)))
+        if len(self._registered) >= self.config.max_players:
+            self._waiting[player_id] = None
+            events.append(Waitlisted(player_id, now, len(self._waiting)))
         else:
-            self.registered.append(player_id)
+            self._registered[player_id] = None
             late = self.phase is Phase.RUNNING
             events.append(Registered(player_id, now, via_ticket, late))
             if late:
@@ -559,7 +664,7 @@ class Registration:
     def verify_unregister(self, player_id: str, now: float) -> None:
         if self.phase is not Phase.REGISTERING:
             raise WrongPhase(f"{self.config.id} has started; unregistration is closed")
-        if player_id not in self.registered and player_id not in self.waiting:
+        if player_id not in self._registered and player_id not in self._waiting:
             raise NotRegistered(f"{player_id} is not registered for {self.config.id}")
         cutoff = self.start_at - self.config.unregister_cutoff_minutes * 60
         if now > cutoff:
@@ -578,16 +683,17 @@ class Registration:
     def unregister(self, player_id: str, now: float) -> Outcome:
         """Refund buy-in and fee (a ticket back to the ticket); promote the first waiting player."""
         self.verify_unregister(player_id, now)
-        was_waiting = player_id in self.waiting
+        was_waiting = player_id in self._waiting
         transfers = self._refund(player_id, "unregister")
         events: list[Event] = [Unregistered(player_id, now, was_waiting)]
         if was_waiting:
-            self.waiting.remove(player_id)
+            del self._waiting[player_id]
         else:
-            self.registered.remove(player_id)
-            if self.waiting:
-                promoted = self.waiting.pop(0)
-                self.registered.append(promoted)
+            del self._registered[player_id]
+            if self._waiting:
+                promoted = next(iter(self._waiting))
+                del self._waiting[promoted]
+                self._registered[promoted] = None
                 events.append(Promoted(promoted, now))
         return Outcome(tuple(events), transfers)
 
@@ -598,9 +704,9 @@ class Registration:
             raise WrongPhase(f"{self.config.id} is {self.phase}, not registering")
         if now < self.start_at:
             raise WrongPhase(f"{self.config.id} starts at {self.start_at}, not before (now {now})")
-        if len(self.registered) < self.config.min_players:
+        if len(self._registered) < self.config.min_players:
             raise NotEnoughPlayers(
-                f"{self.config.id} needs {self.config.min_players} players, has {len(self.registered)}"
+                f"{self.config.id} needs {self.config.min_players} players, has {len(self._registered)}"
             )
 
     def can_start(self, now: float) -> bool:
@@ -618,15 +724,15 @@ class Registration:
         """
         self.verify_start(now)
         size = self.config.table_size
-        capacity = seat_capacity if seat_capacity is not None else -(-len(self.registered) // size) * size
+        capacity = seat_capacity if seat_capacity is not None else -(-len(self._registered) // size) * size
         self.phase = Phase.RUNNING
         self.seat_capacity = capacity
-        events: list[Event] = [Started(now, tuple(self.registered), capacity)]
+        events: list[Event] = [Started(now, tuple(self._registered), capacity)]
         transfers: list[Transfer] = []
-        for player_id in self.waiting:
+        for player_id in self._waiting:
             transfers.extend(self._refund(player_id, "waiting-refund"))
             events.append(WaitingRefunded(player_id, now))
-        self.waiting.clear()
+        self._waiting.clear()
         closed = self._full_reason()
         if self.config.late_registration_minutes > 0 and closed is not None:
             self._late_closed = closed
@@ -637,9 +743,9 @@ class Registration:
         """REG-4/REG-2: late registration closes when the seats allocated at seating are taken,
         or when ``max_players`` have registered (every further registration would be refused
         with ``TournamentFull``, so the window must say closed, not open)."""
-        if len(self.active) >= self.seat_capacity:
+        if self.active_count >= self.seat_capacity:
             return CloseReason.SEATS_FULL
-        if len(self.registered) >= self.config.max_players:
+        if len(self._registered) >= self.config.max_players:
             return CloseReason.FULL
         return None
 
@@ -655,12 +761,12 @@ class Registration:
     def cancel(self, now: float) -> Outcome:
         """Call off a tournament that has not started (too few players): refund everyone in full."""
         self.verify_cancel(now)
-        everyone = [*self.registered, *self.waiting]
+        everyone = [*self._registered, *self._waiting]
         transfers: list[Transfer] = []
         for player_id in everyone:
             transfers.extend(self._refund(player_id, "cancel-refund"))
-        self.registered.clear()
-        self.waiting.clear()
+        self._registered.clear()
+        self._waiting.clear()
         self.phase = Phase.CANCELLED
         return Outcome((Cancelled(now, tuple(everyone)),), tuple(transfers))
 
@@ -669,9 +775,9 @@ class Registration:
     def verify_eliminate(self, player_id: str, now: float) -> None:
         if self.phase is not Phase.RUNNING:
             raise WrongPhase(f"{self.config.id} is not running")
-        if player_id not in self.registered:
+        if player_id not in self._registered:
             raise NotRegistered(f"{player_id} is not in {self.config.id}")
-        if player_id in self.eliminated:
+        if player_id in self._eliminated:
             raise IsEliminated(f"{player_id} is already eliminated")
 
     def can_eliminate(self, player_id: str, now: float) -> bool:
@@ -684,7 +790,7 @@ class Registration:
     def eliminate(self, player_id: str, now: float) -> Outcome:
         """Record a bust; the first one closes late registration unless it is extended (REG-4)."""
         self.verify_eliminate(player_id, now)
-        self.eliminated.append(player_id)
+        self._eliminated[player_id] = None
         events: list[Event] = [Eliminated(player_id, now)]
         if (
             not self.config.extended_registration
@@ -700,9 +806,9 @@ class Registration:
     def _verify_active(self, player_id: str) -> None:
         if self.phase is not Phase.RUNNING:
             raise WrongPhase(f"{self.config.id} is not running")
-        if player_id not in self.registered:
+        if player_id not in self._registered:
             raise NotRegistered(f"{player_id} is not in {self.config.id}")
-        if player_id in self.eliminated:
+        if player_id in self._eliminated:
             raise IsEliminated(f"{player_id} is eliminated")
 
     def verify_rebuy(self, player_id: str, now: float, balance: int, stack: int) -> None:
@@ -782,7 +888,7 @@ class Registration:
             raise NotOffered(f"{self.config.id} has no re-entry")
         if self.phase is not Phase.RUNNING:
             raise WrongPhase(f"{self.config.id} is not running")
-        if player_id not in self.eliminated:
+        if player_id not in self._eliminated:
             raise NotEliminated(f"{player_id} is not an eliminated player of {self.config.id}")
         if not self.start_at <= now < self.start_at + e.period_minutes * 60:
             raise PeriodOver(f"re-entry is open for the first {e.period_minutes} min of {self.config.id}")
@@ -808,7 +914,7 @@ class Registration:
             player_account(player_id),
             Reason.BUY_IN,
         )
-        self.eliminated.remove(player_id)
+        del self._eliminated[player_id]
         number = self.purchases(player_id, PurchaseKind.RE_ENTRY)
         return Outcome(
             (Purchased(player_id, now, PurchaseKind.RE_ENTRY, number, self.config.starting_stack),), transfers

@@ -117,7 +117,7 @@ def open_tables(
     tables: dict[int, Table] = {}
     draws: dict[int, ButtonDraw] = {}
     for table_id, seats in seating.tables.items():
-        table = Table(settings, table_id=str(table_id))
+        table = Table(settings, table_id=table_id)
         for seat, player in seats.items():
             table.seat_player(seat, player, starting_stack)
         if len(seats) >= 2:

@@ -1,79 +1,69 @@
-"""A whole tournament played in-process on the pure engine and core, for tests and benchmarks.
+"""A whole tournament played in-process by bots, for tests, benchmarks and the CLI.
 
-``run_tournament(config, players, seed)`` registers ``players`` bots through the registration
-machine (REG-1), seats them (SEAT-1, SEAT-2), and plays hands with random-policy bots
-(``tournament_bot``) on ``engine.table.Table`` / ``engine.hand.Hand`` until the end (END-1).
-Between hands it carries out the break/balance planner's moves (BRK-1, BRK-2, BAL-1, MOVE-1),
-runs hand-for-hand rounds on the bubble (HFH-1), ranks eliminations (ELIM-1, ELIM-2), sells
-rebuys when the config offers them and, when the clock's add-on break opens, offers the add-on
-to every seated player (REG-5, BRK-T1), and pays the prizes
-(``payouts.prizes_for_finishes``). It returns a
-``SimulationResult`` with every money ``Transfer`` in order, so a store can replay the ledger.
+``run_tournament(config, players, seed)`` (or a ``Simulation`` driven step by step) is a driver
+of ``engine.tournament.director.Director``, the way the server's coordinator is another: it holds
+no tournament rule. It keeps an event queue of logical time (seconds since the start), bots
+(``tournament_bot``) that play each hand the director deals on ``engine.hand.Hand``, and a
+ledger that checks every transfer the director posts. What the simulation adds is only what a
+real site has around a director:
 
-Time is a logical clock (seconds since the start) and every table runs on its own, as on a real
-site: an event queue holds each table's next moment. A hand is dealt and played when it starts
-(``HAND_BASE_SECONDS`` plus ``SECONDS_PER_ACTION`` per action long) and applied when it ends;
-in between the table is in a hand, and the planner may not touch it. When a hand ends, its busts
-are ranked alone (ELIM-2), and if a table must break or the tables are out of balance the
-planner runs over all tables, busy ones marked ``in_hand``. When the plan waits for hands under
-way (``Plan.waiting_for``), tables that finish are held (they deal no new hand) until those
-hands are over and the plan can be made. A table finishing during a break waits for its end
-(BRK-T1); a new level applies from the next hand (LVL-1). When hand-for-hand becomes due, the
-hands under way finish (their busts still count one by one), then every table plays
-synchronized rounds through the ``HandForHand`` barrier: a round's busts are one batch, the
-level clock stands still and loses the HFH-1 deduction per round instead.
+- time: a hand dealt at ``t`` ends at ``t + HAND_BASE_SECONDS + SECONDS_PER_ACTION * actions``;
+  meanwhile its table is in a hand. The director's ``next_wakeup`` is scheduled as a tick.
+  Events at the same second run in a fixed order (hand ends, ticks; then by table), a function
+  of the state, so a restored simulation replays the same order.
+- bots: each hand is played with its own ``random.Random`` seeded from the seed and the hand
+  number (so a hand rolled back and dealt again plays the same way); bankrolls of
+  ``BANKROLL_BUY_INS`` buy-ins are deposited first; busted bots rebuy with
+  ``REBUY_PROBABILITY`` when offered and buy the add-on with ``ADD_ON_PROBABILITY``.
+- operators: ``sanctions`` script PEN-1 penalties and disqualifications, given to the director
+  when a hand ends at the player's table once ``after_hand`` hands have been dealt.
 
-Operator sanctions (PEN-1) can be scripted with ``sanctions``: a ``Penalty`` sits a player out
-for some hands (``Table.penalize``: dealt in, posting, hand killed), a ``Disqualification``
-removes them (``Table.disqualify``) with their chips, which leave play, and gives them the worst
-place still open (``Standings.disqualify``; see ``engine.tournament.standings`` for the place and
-the prizes). Each is carried out when a hand ends at the player's table once ``after_hand``
-hands have been dealt in the tournament, before that hand's busts are ranked; one aimed at a
-player who is out by then is dropped.
+Invariants (``InvariantBroken`` names the first that fails): every transfer keeps the player,
+pool and ticket accounts non-negative; every ``check_every`` hands and at the end the director's
+own checks hold (chips in play = chips issued - chips removed; everyone left is seated once); at
+the end everyone has one place, the ledger sums to zero and the pool is empty.
 
-Invariants (an ``InvariantBroken`` error names the first that fails): every hand conserves its
-table's chips (the table refuses it otherwise); after every plan the chips in play equal the
-chips issued by entries, rebuys and add-ons less the chips removed by disqualifications, and no
-move touches a table in a hand; every
-``CHECK_SEATS_EVERY`` hands and at the end nobody is seated twice, no table is over its size and
-the players seated are exactly the players left; at the end everyone has one
-place, every transfer kept the player, pool and ticket accounts non-negative, the ledger sums to
-zero and the pool is empty.
-
-Everything random comes from one ``random.Random(seed)``: the same config, players and seed give
-the same tournament, hand for hand.
+``Simulation.snapshot()`` saves the director's snapshot with the simulation's own state (time,
+counters, the ledger, the bots' generator); ``Simulation.restore`` continues from it exactly as
+the run that never stopped (the hands under way are rolled back and dealt again, CRASH-1).
 """
 
 from __future__ import annotations
 
 import heapq
 import random
-from collections import Counter, defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from engine.betting import AnteKind, HandSetup
+from engine.betting import AnteKind
 from engine.hand import Hand
 from engine.random_play import choose_action
-from engine.table import ButtonRule as TableButtonRule
-from engine.table import FirstButton as TableFirstButton
-from engine.table import JoinRule, SeatedPlayer, Table, TableError, TableSettings
-from engine.tournament.balancing import MoveReason, TableState, plan_tables
-from engine.tournament.config import FirstButton, Level, TournamentConfig
-from engine.tournament.handforhand import HandForHand, hand_for_hand_due
-from engine.tournament.levels import clock_for, hand_for_hand_deduction_seconds
-from engine.tournament.payouts import (
-    PayoutStructure,
-    effective_guarantee,
-    overlay_transfer,
-    prizes_for_finishes,
-    structure_for,
+from engine.tournament.balancing import MoveReason
+from engine.tournament.config import Level, TournamentConfig
+from engine.tournament.director import (
+    AddOnsOffered,
+    Command,
+    DealHand,
+    Director,
+    DirectorError,
+    DirectorSnapshot,
+    HoldReason,
+    PlayerMoved,
+    PostTransfers,
+    RebuyOffered,
+    Status,
+    TableClosed,
+    TableHeld,
+    TablesRedrawn,
+    TournamentEnded,
 )
-from engine.tournament.registration import Registration
-from engine.tournament.seating import open_tables, seat_players, table_count
-from engine.tournament.standings import Bust, Finish, Standings, tournament_over
+from engine.tournament.payouts import PayoutStructure
+from engine.tournament.registration import add_on_price, rebuy_price
+from engine.tournament.standings import Finish
 from engine.tournament.transfers import (
     CASHIER,
+    Account,
     Reason,
     Transfer,
     may_go_negative,
@@ -81,12 +71,13 @@ from engine.tournament.transfers import (
     pool_account,
 )
 
-_END = 0  # event kinds; a hand's end sorts before a start at the same second
-_START = 1
-_ADD_ON = 2  # the add-on break opens (or closes): every idle table's players are offered one
-_NO_TABLE = -1  # the table id of an event for the whole tournament
-# the whole-field checks (every seat of every table) run every this many hands
+_END = 0  # event kinds: at the same second, hand ends come before ticks
+_TICK = 1
+_NO_TABLE = -1
+# the whole-field checks run every this many hands at least (and every table-count of hands)
 CHECK_SEATS_EVERY = 250
+# ticks in a row with no hand under way before the simulation calls the tournament stalled
+IDLE_TICKS_LIMIT = 1000
 HAND_BASE_SECONDS = 12
 SECONDS_PER_ACTION = 3
 # the chance a bot facing a bet folds before random_play decides (see ``tournament_bot``)
@@ -131,8 +122,8 @@ class SimulationResult:
     tables_broken: int
     redraws: int
     hand_for_hand_hands: int
-    plans: int  # planner runs
-    plans_waited: int  # planner runs that had to wait for hands under way
+    plan_holds: int  # tables held by a plan waiting for a hand elsewhere, or being broken
+    bubble_burst_in_sync: bool | None  # None: no money bubble (nobody paid, or paid from the start)
     rebuys: int
     add_ons: int
     chips_issued: int
@@ -146,11 +137,11 @@ class SimulationResult:
     structure: PayoutStructure
 
     def prize_of(self) -> dict[str, int]:
-        """Cents each player won (prizes and seat tickets)."""
+        """Cents each player won (prizes, deals and seat tickets)."""
         won: dict[str, int] = defaultdict(int)
         for transfer in self.transfers:
-            if transfer.reason in (Reason.PRIZE, Reason.TICKET):
-                won[transfer.target.split(":")[-1]] += transfer.amount
+            if transfer.reason in (Reason.PRIZE, Reason.TICKET, Reason.DEAL):
+                won[Account.parse(transfer.target).player_id] += transfer.amount
         return dict(won)
 
 
@@ -198,13 +189,14 @@ def tournament_bot(hand: Hand, rng: random.Random) -> int:
 
 
 class _Ledger:
-    """The transfers in order and each account's balance, checked as they are planned."""
+    """The transfers in order and each account's balance, checked as they are posted."""
 
-    def __init__(self) -> None:
+    def __init__(self, transfers: Sequence[Transfer] = ()) -> None:
         self.transfers: list[Transfer] = []
         self.balances: dict[str, int] = defaultdict(int)
+        self.apply(transfers)
 
-    def apply(self, transfers: tuple[Transfer, ...] | list[Transfer]) -> None:
+    def apply(self, transfers: Sequence[Transfer]) -> None:
         for transfer in transfers:
             self.balances[transfer.source] -= transfer.amount
             self.balances[transfer.target] += transfer.amount
@@ -216,40 +208,44 @@ class _Ledger:
             self.transfers.append(transfer)
 
 
-def _table_settings(config: TournamentConfig) -> TableSettings:
-    return TableSettings(
-        size=config.table_size,
-        button_rule=TableButtonRule(config.button_rule.value),
-        first_button=TableFirstButton(config.first_button.value),
-        join_rule=JoinRule(config.late_entry_position.value),
-        limit=config.limit,
-    )
+@dataclass(frozen=True, slots=True)
+class Counters:
+    hands: int = 0
+    actions: int = 0
+    moves: int = 0
+    balance_moves: int = 0
+    tables_broken: int = 0
+    redraws: int = 0
+    plan_holds: int = 0  # tables held because a plan waited for a hand elsewhere (or a break)
+    rebuys: int = 0
+    add_ons: int = 0
 
 
-def _next_big_blind(table: Table) -> int | None:
-    """The seat posting the big blind in ``table``'s next hand (``None`` while it cannot deal or
-    its first button is not drawn yet)."""
-    if len(table.players) < 2:
-        return None
-    try:
-        return table.next_positions().big_blind
-    except TableError:
-        return None
+@dataclass(frozen=True, slots=True)
+class SimulationSnapshot:
+    """A simulation between two events, as plain data (see ``Simulation.snapshot``)."""
+
+    director: DirectorSnapshot
+    seed: int
+    players: int
+    now: int
+    tick_at: int | None
+    counters: Counters
+    transfers: tuple[Transfer, ...]
+    bots_state: tuple[int, tuple[int, ...], float | None]
+    sanctions: tuple[Sanction, ...]
+    disqualified: tuple[str, ...]
 
 
-def _seat_after_button(seat: int, button: int, size: int) -> int:
-    return (seat - button - 1) % size + 1
-
-
-class _Tournament:
-    """The mutable state of one simulated tournament (private: ``run_tournament`` drives it)."""
+class Simulation:
+    """One simulated tournament, driven event by event (``run_tournament`` runs it to the end)."""
 
     def __init__(
         self,
         config: TournamentConfig,
         players: int,
         seed: int,
-        policy: Policy,
+        policy: Policy = tournament_bot,
         sanctions: Sequence[Sanction] = (),
     ) -> None:
         if players < 2:
@@ -257,517 +253,256 @@ class _Tournament:
         if players > config.max_players:
             raise SimulationError(f"{config.id} takes at most {config.max_players} players, got {players}")
         self.config = config
-        self.rng = random.Random(seed)
         self.seed = seed
+        self.players = players
         self.policy = policy
+        self.director = Director(config, start_at=0, rng=random.Random(seed))
+        self.bots = random.Random(seed + 1)
+        self.hand_rng = random.Random()
         self.ledger = _Ledger()
-        self.registration = Registration(config, start_at=0)
-        self.names = [f"p{index:05d}" for index in range(1, players + 1)]
-        self.hands = self.actions = self.moves = self.balance_moves = 0
-        self.tables_broken = self.redraws = self.hfh_hands = self.rebuys = self.add_ons = 0
         self.now = 0
-        self.paused = self.deducted = 0
-        self.chips_issued = 0
-        self.chips_removed = 0  # by disqualifications (PEN-1)
-        self.disqualified: list[str] = []
+        self.events: list[tuple[int, int, int]] = []  # (time, kind, table)
+        self.tick_at: int | None = None
+        self.playing: dict[int, dict[int, int]] = {}  # table -> finishing stacks of its hand
+        self.counters: dict[str, int] = dict.fromkeys(Counters.__slots__, 0)
         self.sanctions: dict[str, list[Sanction]] = defaultdict(list)
         for sanction in sorted(sanctions, key=lambda sanction: sanction.after_hand):
             self.sanctions[sanction.player].append(sanction)
-        self.purchases = 0  # rebuys and add-ons sold: the pool changes only with them
-        self.moved_times: dict[str, int] = defaultdict(int)
-        self.tables: dict[int, Table] = {}
-        self.button_pending: set[int] = set()  # tables seated with one player: no draw possible yet
-        self.add_on_done = False
-        self.barrier: HandForHand | None = None
-        self.events: list[tuple[int, int, int, int]] = []  # (time, sequence, kind, table)
-        self.seq = 0
-        self.running: dict[int, tuple[HandSetup, dict[int, int]]] = {}  # hands under way
-        self.held: set[int] = set()  # idle tables that may not deal yet
-        self.parked: set[int] = set()  # idle tables with one player: they wait for company
-        self.plan_waiting: frozenset[int] = frozenset()  # tables a pending plan waits for
-        self.hfh_pending = False  # hand-for-hand starts once every hand under way has ended
-        self.round_active = False  # a synchronized round is being played
-        self.round_started = 0
-        self.round_on_bubble = False
-        self.count_of: dict[int, int] = {}
-        self.histogram: Counter[int] = Counter()
-        self.last_elimination_table: int | None = None
-        self.add_on_offered: set[str] = set()
-        self.finished = False
-        self.plans = 0
-        self.plans_waited = 0  # plans that had to wait for hands under way
-        # one clock for the breaks and the add-on break; the registration sells add-ons in the
-        # same clock's add-on window (REG-5, BRK-T1)
-        self.clock = clock_for(config, start_wall_seconds=self.registration.start_wall_seconds)
-        self.deduction = hand_for_hand_deduction_seconds(
-            config.regular_level_minutes, config.hand_for_hand.deduction_minutes
-        )
-        self.level_index = 0
-        self._structure: tuple[int, PayoutStructure] | None = None
+        self.disqualified: list[str] = []
+        self._idle_ticks = 0
+        self._restart_at: dict[int, int] = {}  # table -> start of a hand dealt again after a restore
 
-    # -- money ----------------------------------------------------------------------------------
+    @property
+    def finished(self) -> bool:
+        return self.director.status is Status.FINISHED
+
+    # -- setting up -------------------------------------------------------------------------------
 
     def register_everyone(self) -> None:
+        """Deposit every bot's bankroll and register it (REG-1)."""
         bankroll = (self.config.buy_in + (self.config.fee or 0)) * BANKROLL_BUY_INS
-        for name in self.names:
-            self.ledger.apply(
-                [
-                    Transfer(
-                        CASHIER,
-                        player_account(name),
-                        bankroll,
-                        f"{self.config.id}:deposit:{name}",
-                        Reason.DEPOSIT,
-                    )
-                ]
+        for index in range(1, self.players + 1):
+            name = f"p{index:05d}"
+            deposit = Transfer(
+                CASHIER, player_account(name), bankroll, f"{self.config.id}:deposit:{name}", Reason.DEPOSIT
             )
-            outcome = self.registration.register(name, 0, self.ledger.balances[player_account(name)])
-            self.ledger.apply(outcome.transfers)
-        self.ledger.apply(self.registration.start(0).transfers)
-        self.standings = Standings(self.registration.active)
+            self.ledger.apply((deposit,))
+            self._handle(self.director.register(name, 0, self.ledger.balances[player_account(name)]))
 
-    def structure(self) -> PayoutStructure:
-        """The payout structure for the money in the pool now (final once purchases close).
+    def start(self) -> None:
+        self._handle(self.director.start(0))
 
-        Recomputed only after a purchase: summing the payments is linear in the field."""
-        if self._structure is None or self._structure[0] != self.purchases:
-            pool = max(self.registration.pool_contributions, effective_guarantee(self.config))
-            self._structure = (self.purchases, structure_for(self.config, pool, self.registration.entries))
-        return self._structure[1]
-
-    def purchases_closed(self) -> bool:
-        return self.registration.rebuy_period_over(self.now) and (
-            self.config.add_on is None or self.add_on_done
-        )
-
-    # -- seating --------------------------------------------------------------------------------
-
-    def seat_everyone(self) -> None:
-        seating = seat_players(self.registration.active, self.config.table_size, self.rng)
-        opened = open_tables(seating, _table_settings(self.config), self.config.starting_stack, self.rng)
-        self.tables = opened.tables
-        self.chips_issued += self.config.starting_stack * len(self.registration.active)
-        self.button_pending = {tid for tid, table in self.tables.items() if len(table.players) < 2}
-        for table_id in sorted(self.tables):
-            self.recount(table_id)
-            self.schedule(0, _START, table_id)
-        window = self.registration.add_on_window()
-        if window is not None:
-            self.schedule(int(window[0]), _ADD_ON, _NO_TABLE)
-
-    def _first_button(self, table: Table) -> None:
-        """SEAT-2 at ``table`` now, or (a lone player cannot draw) before its first hand."""
-        if len(table.players) < 2:
-            self.button_pending.add(int(table.table_id))
-            return
-        self.button_pending.discard(int(table.table_id))
-        if self.config.first_button is FirstButton.DRAW:
-            table.draw_button(self.rng)  # SEAT-2, also the final table's redraw (BRK-2)
-        else:
-            table.set_first_button(1)
-
-    # -- the event loop -------------------------------------------------------------------------
-    #
-    # Every table runs on its own: a hand ends (END event), the table settles what the hand
-    # changed, and deals again (START event) unless it is held. A table is held while a plan waits
-    # for hands elsewhere to end (``plan_waiting``) or while hand-for-hand is about to start or
-    # a synchronized round is still being played at other tables.
-
-    def schedule(self, at: int, kind: int, table_id: int) -> None:
-        self.seq += 1
-        heapq.heappush(self.events, (at, self.seq, kind, table_id))
+    # -- the event loop ---------------------------------------------------------------------------
 
     def step(self) -> None:
-        """Handle the next event; raises ``InvariantBroken`` if no table can ever deal again."""
+        """Handle the next event; ``InvariantBroken`` if nothing can ever happen again."""
         if not self.events:
             raise InvariantBroken(
-                f"no table can deal: {self.standings.players_left} players left, {len(self.tables)} tables, "
-                f"held {sorted(self.held)}, waiting for {sorted(self.plan_waiting)}"
+                f"nothing left to happen: {self.director.players_left} players left, "
+                f"{self.director.table_count} tables, none in a hand and no tick due"
             )
-        at, _, kind, table_id = heapq.heappop(self.events)
+        at, kind, table_id = heapq.heappop(self.events)
         self.now = max(self.now, at)
-        if kind == _ADD_ON:
-            self.add_on_break()
+        if kind == _TICK:
+            if self.tick_at == at:
+                self.tick_at = None
+                self._idle_ticks = self._idle_ticks + 1 if not self.playing else 0
+                if self._idle_ticks > IDLE_TICKS_LIMIT:
+                    raise InvariantBroken(
+                        f"stalled: {IDLE_TICKS_LIMIT} ticks with no table in a hand, "
+                        f"{self.director.players_left} players left at {self.director.table_count} tables"
+                    )
+                self._handle(self.director.tick(at))
             return
-        if table_id not in self.tables:
-            return  # broken since
-        if kind == _END:
-            self.end_hand(table_id)
-        else:
-            self.start_hand(table_id)
+        stacks = self.playing.pop(table_id)
+        self._sanction(table_id)
+        self._handle(self.director.hand_ended(table_id, stacks, self.now))
 
-    def start_hand(self, table_id: int) -> None:
-        """A table may deal: unless it is held, on a break, or short of players (BRK-T1, HFH-1)."""
-        if table_id in self.running:
+    def _schedule_tick(self) -> None:
+        wakeup = self.director.next_wakeup()
+        if wakeup is None:
             return
-        if self.plan_waiting or self.hfh_pending or self.round_active:
-            self.held.add(table_id)
-            return
-        self.offer_add_ons(table_id)  # the add-on break is when they sell
-        if not self.clock.can_start_hand(self.now):
-            self.schedule(self.clock.resume_at(self.now), _START, table_id)
-            return
-        if len(self.tables[table_id].players) < 2:
-            self.parked.add(table_id)
-            return
-        self.deal(table_id, self.now)
+        at = max(self.now, int(-(-wakeup // 1)))
+        if self.tick_at is None or at < self.tick_at:
+            self.tick_at = at
+            heapq.heappush(self.events, (at, _TICK, _NO_TABLE))
 
-    def deal(self, table_id: int, at: int) -> None:
-        """Deal and play a hand at ``table_id`` starting at ``at``; its END event applies it."""
-        table = self.tables[table_id]
-        if table_id in self.button_pending:
-            self._first_button(table)
-        hand_level = self.clock.start_hand(at, paused_seconds=self.paused, deducted_seconds=self.deducted)
-        self.level_index = max(self.level_index, hand_level.index)
-        level = hand_level.level
-        self.hands += 1
-        setup = table.start_hand(
-            f"{self.config.id}-{self.hands}", level.small_blind, level.big_blind, level.ante, level.ante_kind
-        )
-        hand = Hand(setup, rng=self.rng)
-        actions = self.policy(hand, self.rng)
-        self.actions += actions
-        self.running[table_id] = (setup, hand.finishing_stacks())
-        self.schedule(at + HAND_BASE_SECONDS + SECONDS_PER_ACTION * actions, _END, table_id)
+    def _handle(self, commands: list[Command]) -> None:
+        queue = deque(commands)
+        while queue:
+            command = queue.popleft()
+            if isinstance(command, DealHand):
+                self._play(command)
+            elif isinstance(command, PostTransfers):
+                self.ledger.apply(command.transfers)
+            elif isinstance(command, RebuyOffered):
+                queue.extend(self._decide_rebuy(command.player))
+            elif isinstance(command, AddOnsOffered):
+                queue.extend(self._offer_add_ons())
+            elif isinstance(command, PlayerMoved):
+                if command.move.reason is not MoveReason.REDRAW:
+                    self.counters["moves"] += 1
+                if command.move.reason is MoveReason.BALANCE:
+                    self.counters["balance_moves"] += 1
+            elif isinstance(command, TableClosed):
+                self.counters["tables_broken"] += 1
+            elif isinstance(command, TableHeld):
+                if command.reason in (HoldReason.BALANCING, HoldReason.BREAKING):
+                    self.counters["plan_holds"] += 1
+            elif isinstance(command, TablesRedrawn):
+                self.counters["redraws"] += 1
+            elif isinstance(command, TournamentEnded):
+                self.events.clear()
+        if not self.finished:
+            self._schedule_tick()
 
-    def end_hand(self, table_id: int) -> None:
-        """Apply a finished hand: busts (ELIM-1) or rebuys, then what the table may do next."""
-        table = self.tables[table_id]
-        setup, finishing = self.running.pop(table_id)
-        result = table.finish_hand(finishing)  # refuses a hand that lost or made chips
-        if self.sanctions:
-            self.apply_sanctions(table_id)
-        busts = []
-        if result.busted:
-            start = {seat_setup.seat: seat_setup.stack for seat_setup in setup.seats}
-            for gone in result.busted:
-                if not self.try_rebuy(table, gone):
-                    after_button = _seat_after_button(gone.seat, setup.button, table.size)
-                    busts.append(Bust(gone.player, start[gone.seat], table_id, after_button))
-        self.held.add(table_id)
-        if self.round_active and self.barrier is not None:
-            closed = self.barrier.finish(table_id, busts)
-            if closed is None:
-                return  # the table waits for the rest of the synchronized round
-            self.hfh_hands += 1
-            # the level clock stood still (break time in the round is break time already) ...
-            stood_at = self.clock.play_seconds(self.round_started, paused_seconds=self.paused)
-            self.paused += self.clock.pause_seconds_between(self.round_started, self.now)
-            if self.clock.play_seconds(self.now, paused_seconds=self.paused) != stood_at:
-                raise InvariantBroken(
-                    f"the level clock moved during the hand-for-hand round {self.round_started}-{self.now} s"
-                )
-            self.deducted += closed.deduction_seconds  # ... and loses the deduction instead
-            if closed.busts:
-                share = self.config.hand_for_hand.bubble_ties_share and self.round_on_bubble
-                self.eliminate(list(closed.busts), share, closed.busts[-1].table_id)
-            self.round_closed()
-        elif busts:
-            self.eliminate(busts, False, table_id)
-        if self.finished:
+    def _play(self, deal: DealHand) -> None:
+        """Play the dealt hand now (with its own generator); apply it when it ends."""
+        rng = self.hand_rng
+        rng.seed(self.seed * 4_294_967_296 + deal.hand_number)
+        hand = Hand(deal.setup, rng=rng)
+        actions = self.policy(hand, rng)
+        started = self._restart_at.pop(deal.table_id, self.now)
+        if deal.hand_number > self.counters["hands"]:
+            self.counters["hands"] = deal.hand_number
+            self.counters["actions"] += actions
+        self.playing[deal.table_id] = hand.finishing_stacks()
+        end = started + HAND_BASE_SECONDS + SECONDS_PER_ACTION * actions
+        heapq.heappush(self.events, (end, _END, deal.table_id))
+
+    def _decide_rebuy(self, player: str) -> list[Command]:
+        balance = self.ledger.balances[player_account(player)]
+        wants = self.bots.random() < REBUY_PROBABILITY
+        if wants and balance >= rebuy_price(self.config).total:
+            self.counters["rebuys"] += 1
+            return self.director.rebuy(player, self.now, balance)
+        return self.director.decline_rebuy(player, self.now)
+
+    def _offer_add_ons(self) -> list[Command]:
+        """REG-5: the add-on break opened: every bot still seated may buy the add-on."""
+        out: list[Command] = []
+        price = add_on_price(self.config).total
+        for player in self.director.players_seated():
+            balance = self.ledger.balances[player_account(player)]
+            wants = self.bots.random() < ADD_ON_PROBABILITY and balance >= price
+            if wants and self.director.registration.can_add_on(player, self.now, balance):
+                self.counters["add_ons"] += 1
+                out.extend(self.director.add_on(player, self.now, balance))
+        return out
+
+    def _sanction(self, table_id: int) -> None:
+        """PEN-1: hand the director the sanctions due for the players at ``table_id``."""
+        if not self.sanctions:
             return
-        self.offer_add_ons(table_id)  # a table whose hand ran into the add-on break
-        if not self.round_active and not self.hfh_pending and self.hand_for_hand_due():
-            self.hfh_pending = True  # tables finish their hands, then play synchronized rounds
-        self.settle()
-
-    def apply_sanctions(self, table_id: int) -> None:
-        """PEN-1: carry out the sanctions due for the players at ``table_id``, between hands."""
-        table = self.tables[table_id]
-        for seated in table.players:
+        for seated in self.director.table(table_id).players:
             due = self.sanctions.get(seated.player)
-            while due and due[0].after_hand <= self.hands:
+            while due and due[0].after_hand <= self.counters["hands"]:
                 sanction = due.pop(0)
                 if isinstance(sanction, Penalty):
-                    table.penalize(seated.seat, sanction.hands)
+                    self._handle(self.director.penalize(seated.player, sanction.hands, self.now))
                     continue
-                if not self.standings.can_disqualify(seated.player):
+                try:
+                    self._handle(self.director.disqualify(seated.player, self.now))
+                except DirectorError:
                     continue  # the last player left wins; there is nobody to finish below
-                self.chips_removed += table.disqualify(seated.seat)
-                self.standings.disqualify(seated.player)
-                self.registration.eliminate(seated.player, self.now)
                 self.disqualified.append(seated.player)
                 due.clear()
-                self.recount(table_id)
-                if self.over():
-                    self.finished = True
-                break
 
-    def round_closed(self) -> None:
-        """A synchronized round closed: every table is idle; another round follows if still due."""
-        self.round_active = False
-        if not self.finished and self.hand_for_hand_due():
-            self.hfh_pending = True
-        else:
-            self.barrier = None  # hand-for-hand is over
+    # -- checks and results -----------------------------------------------------------------------
 
-    def settle(self) -> None:
-        """Between hands: plan if tables must break or balance, then release or start rounds."""
-        # a waiting plan is made again as soon as one of the tables it waits for is idle
-        if self.plan_waiting and all(table_id in self.running for table_id in self.plan_waiting):
-            return
-        if self.plan_waiting or self.plan_due():
-            self.rebalance()
-        if self.plan_waiting:
-            return
-        if self.hfh_pending:
-            if self.running:
-                return
-            self.start_round()
-            return
-        for table_id in sorted(self.held):
-            self.schedule(self.now, _START, table_id)
-        self.held.clear()
+    def check(self) -> None:
+        try:
+            self.director.check_chips()
+            self.director.check_seats()
+        except DirectorError as error:
+            raise InvariantBroken(f"after hand {self.counters['hands']}: {error}") from None
 
-    def start_round(self) -> None:
-        """HFH-1: every table that can deal starts the same synchronized hand."""
-        self.hfh_pending = False
-        playing = [tid for tid in sorted(self.tables) if len(self.tables[tid].players) >= 2]
-        if not self.hand_for_hand_due() or len(playing) < 2:
-            self.barrier = None
-            for table_id in sorted(self.held):
-                self.schedule(self.now, _START, table_id)
-            self.held.clear()
-            return
-        self.round_on_bubble = self.standings.players_left == self.structure().places_paid + 1
-        at = self.clock.resume_at(self.now)
-        for table_id in playing:
-            self.offer_add_ons(table_id)
-        if self.barrier is None:
-            self.barrier = HandForHand(playing, self.deduction)
-        else:
-            self.barrier.set_tables(playing)  # tables broken or balanced since the last round
-        self.round_active = True
-        self.round_started = at
-        self.held.difference_update(playing)
-        for table_id in playing:
-            self.barrier.deal(table_id)
-            self.deal(table_id, at)
-
-    def plan_due(self) -> bool:
-        """Whether a table must break (BRK-1) or the tables are out of balance (BAL-1)."""
-        if len(self.tables) > table_count(self.standings.players_left, self.config.table_size):
-            return True
-        counts = [count for count, tables in self.histogram.items() if tables]
-        return max(counts) - min(counts) >= max(self.config.balancing.threshold, 2)
-
-    def recount(self, table_id: int) -> None:
-        """Keep the head-count histogram in step with ``table_id`` (gone when it was broken)."""
-        before = self.count_of.pop(table_id, None)
-        if before is not None:
-            self.histogram[before] -= 1
-        if table_id in self.tables:
-            count = len(self.tables[table_id].players)
-            self.count_of[table_id] = count
-            self.histogram[count] += 1
-
-    def hand_for_hand_due(self) -> bool:
-        places = self.structure().places_paid
-        tables = sum(number for count, number in self.histogram.items() if count >= 2)
-        return hand_for_hand_due(self.config.hand_for_hand, self.standings.players_left, places, tables)
-
-    def try_rebuy(self, table: Table, gone: SeatedPlayer) -> bool:
-        """A busted bot rebuys (REG-5) when the registration allows it and it wants to."""
-        rebuys = self.config.rebuys
-        if rebuys is None:
-            return False
-        balance = self.ledger.balances[player_account(gone.player)]
-        if not self.registration.can_rebuy(gone.player, self.now, balance, 0):
-            return False
-        if self.rng.random() >= REBUY_PROBABILITY:
-            return False
-        self.ledger.apply(self.registration.rebuy(gone.player, self.now, balance, 0).transfers)
-        table.seat_player(gone.seat, gone.player, rebuys.chips)
-        self.chips_issued += rebuys.chips
-        self.rebuys += 1
-        self.purchases += 1
-        return True
-
-    def add_on_break(self) -> None:
-        """REG-5: the add-on window opens: every player at an idle table is offered the add-on now
-        (a table in a hand is offered when its hand ends); when it closes, sales end."""
-        window = self.registration.add_on_window()
-        if window is None or self.add_on_done:
-            return
-        for table_id in sorted(self.tables):
-            if table_id not in self.running:
-                self.offer_add_ons(table_id)
-        if self.now < window[1]:
-            self.schedule(int(window[1]), _ADD_ON, _NO_TABLE)  # then ``offer_add_ons`` closes them
-
-    def offer_add_ons(self, table_id: int) -> None:
-        """In the add-on window (the add-on break) each bot still in may buy the add-on (REG-5)."""
-        add_on = self.config.add_on
-        if add_on is None or self.add_on_done:
-            return
-        window = self.registration.add_on_window()
-        if window is None or self.now < window[0]:
-            return
-        if self.now >= window[1]:
-            self.add_on_done = True
-            return
-        table = self.tables[table_id]
-        for seated in table.players:
-            if seated.player in self.add_on_offered:
-                continue
-            self.add_on_offered.add(seated.player)
-            balance = self.ledger.balances[player_account(seated.player)]
-            if self.rng.random() < ADD_ON_PROBABILITY and self.registration.can_add_on(
-                seated.player, self.now, balance
-            ):
-                self.ledger.apply(self.registration.add_on(seated.player, self.now, balance).transfers)
-                table.add_chips(seated.seat, add_on.chips)
-                self.chips_issued += add_on.chips
-                self.add_ons += 1
-                self.purchases += 1
-
-    def eliminate(self, busts: list[Bust], share: bool, table_id: int) -> None:
-        self.standings.eliminate(busts, all_share=share)
-        for bust in busts:
-            self.registration.eliminate(bust.player, self.now)
-        self.last_elimination_table = table_id
-        for bust in busts:
-            self.recount(bust.table_id)
-        if self.over():
-            self.finished = True
-
-    def over(self) -> bool:
-        players_left = self.standings.players_left
-        if players_left <= 1:
-            return True
-        return self.purchases_closed() and tournament_over(players_left, self.structure().prizes)
-
-    # -- between hands --------------------------------------------------------------------------
-
-    def rebalance(self) -> None:
-        """Ask the planner (BRK-1, BRK-2, BAL-1, MOVE-1) and carry out its plan between hands."""
-        states = []
-        for table_id, table in self.tables.items():
-            positions = table.last_positions
-            in_hand = table_id in self.running
-            states.append(
-                TableState(
-                    table_id,
-                    table.size,
-                    {seated.seat: seated.player for seated in table.players},
-                    big_blind_seat=positions.big_blind if positions is not None else None,
-                    # before a table's first hand its drawn button anchors the order
-                    button=positions.button if positions is not None else table.first_button,
-                    in_hand=in_hand,
-                    # MOVE-1: the table's own next big blind, right under either button rule
-                    next_big_blind_seat=None if in_hand else _next_big_blind(table),
-                )
-            )
-        plan = plan_tables(
-            states,
-            self.config.balancing,
-            self.rng,
-            moves_so_far=self.moved_times,
-            last_elimination_table=self.last_elimination_table,
+    def progress(self) -> Progress:
+        director = self.director
+        return Progress(
+            director.players_left,
+            director.table_count,
+            director.level_index + 1,
+            self.counters["hands"],
+            self.now,
+            director.hand_for_hand,
         )
-        self.plans += 1
-        self.plan_waiting = frozenset(plan.waiting_for)
-        if plan.waiting_for:
-            self.plans_waited += 1
-        if plan.empty:
-            return
-        # take every mover out first, then seat them: a redraw's moves are a permutation
-        lifted = {move.player: self.tables[move.from_table].unseat(move.from_seat) for move in plan.moves}
-        touched: set[int] = set()
-        for move in plan.moves:
-            if move.from_table in self.running or move.to_table in self.running:
-                raise InvariantBroken(f"{move} touches a table in a hand")
-            seated = lifted[move.player]
-            self.tables[move.to_table].seat_player(
-                move.to_seat, move.player, seated.stack, seated.absent, penalty_hands=seated.penalty_hands
-            )
-            touched.update((move.from_table, move.to_table))
-            self.moved_times[move.player] += 1
-            self.moves += 1
-            if move.reason is MoveReason.BALANCE:
-                self.balance_moves += 1
-        for table_break in plan.breaks:
-            table = self.tables.pop(table_break.table_id)
-            if table.players:
-                raise InvariantBroken(f"table {table_break.table_id} was broken with players still seated")
-            self.tables_broken += 1
-            self.held.discard(table_break.table_id)
-            self.parked.discard(table_break.table_id)
-        for table_id in plan.redraw_tables:
-            self._first_button(self.tables[table_id])
-        if plan.redraw_tables:
-            self.redraws += 1
-        for table_id in touched:
-            self.recount(table_id)
-            if self.count_of.get(table_id, 0) > self.config.table_size:
-                raise InvariantBroken(
-                    f"table {table_id} holds {self.count_of[table_id]} players after a plan"
-                )
-        in_seats = sum(count * number for count, number in self.histogram.items())
-        if in_seats != self.standings.players_left:
-            raise InvariantBroken(
-                f"{in_seats} players seated after a plan, {self.standings.players_left} left"
-            )
-        for table_id in sorted(self.parked):
-            if table_id in self.tables and len(self.tables[table_id].players) >= 2:
-                self.parked.discard(table_id)
-                self.held.add(table_id)
-        self.check_chips()
 
-    # -- invariants -----------------------------------------------------------------------------
-
-    def check_chips(self) -> None:
-        """Chips in play = chips issued - chips removed by disqualifications (PEN-1)."""
-        in_play = sum(table.chips for table in self.tables.values())
-        expected = self.chips_issued - self.chips_removed
-        if in_play != expected:
-            raise InvariantBroken(
-                f"after hand {self.hands}: {in_play} chips in play, expected {expected}"
-                f" ({self.chips_issued} issued - {self.chips_removed} removed by disqualifications)"
-            )
-
-    def check_seats(self) -> None:
-        seated = [seated.player for table in self.tables.values() for seated in table.players]
-        if len(seated) != len(set(seated)):
-            raise InvariantBroken(f"after hand {self.hands}: a player is seated twice")
-        if set(seated) != self.standings.playing:
-            raise InvariantBroken(
-                f"after hand {self.hands}: {len(seated)} players seated, {self.standings.players_left} left"
-            )
-        for table_id, table in self.tables.items():
-            if len(table.players) > table.size:
-                raise InvariantBroken(
-                    f"table {table_id} holds {len(table.players)} players in {table.size} seats"
-                )
-
-    # -- the end --------------------------------------------------------------------------------
-
-    def finish(self) -> tuple[PayoutStructure, int]:
-        stacks: dict[str, int] = {}
-        order: dict[str, int] = {}
-        for table in self.tables.values():
-            positions = table.last_positions
-            button = positions.button if positions is not None else 0
-            for seated in table.players:
-                stacks[seated.player] = seated.stack
-                order[seated.player] = _seat_after_button(seated.seat, button, table.size)
-        self.standings.finish(stacks, order)
-        if not self.standings.complete:
+    def result(self) -> SimulationResult:
+        director = self.director
+        assert director.standings is not None
+        if not director.standings.complete:
             raise InvariantBroken("the tournament ended with players who have no place")
-        pool = self.registration.pool_contributions
-        overlay = overlay_transfer(self.config.id, pool, effective_guarantee(self.config))
-        if overlay is not None:
-            self.ledger.apply([overlay])
-            pool += overlay.amount
-        structure = structure_for(self.config, pool, self.registration.entries)
-        self.ledger.apply(prizes_for_finishes(structure, self.standings.finishes, self.config.id))
         left = self.ledger.balances[pool_account(self.config.id)]
         if left != 0:
             raise InvariantBroken(f"the prize pool holds {left} cents after every prize was paid")
         total = sum(self.ledger.balances.values())
         if total != 0:
             raise InvariantBroken(f"the ledger does not balance: accounts sum to {total} cents")
-        return structure, pool
+        return SimulationResult(
+            tournament_id=self.config.id,
+            seed=self.seed,
+            entries=director.registration.entries,
+            hands=self.counters["hands"],
+            actions=self.counters["actions"],
+            moves=self.counters["moves"],
+            balance_moves=self.counters["balance_moves"],
+            tables_broken=self.counters["tables_broken"],
+            redraws=self.counters["redraws"],
+            hand_for_hand_hands=director.hand_for_hand_hands,
+            plan_holds=self.counters["plan_holds"],
+            bubble_burst_in_sync=director.bubble_burst_in_sync,
+            rebuys=self.counters["rebuys"],
+            add_ons=self.counters["add_ons"],
+            chips_issued=director.chips_issued,
+            chips_removed=director.chips_removed,
+            disqualified=tuple(self.disqualified),
+            clock_seconds=self.now,
+            level_reached=director.level_index + 1,
+            prize_pool=director.prize_pool,
+            finishes=director.standings.finishes,
+            transfers=tuple(self.ledger.transfers),
+            structure=director.structure(),
+        )
+
+    # -- saved state ------------------------------------------------------------------------------
+
+    def snapshot(self) -> SimulationSnapshot:
+        """The simulation between two events: the director's snapshot and the driver's state."""
+        version, state, gauss = self.bots.getstate()
+        return SimulationSnapshot(
+            director=self.director.snapshot(),
+            seed=self.seed,
+            players=self.players,
+            now=self.now,
+            tick_at=self.tick_at,
+            counters=Counters(**self.counters),
+            transfers=tuple(self.ledger.transfers),
+            bots_state=(version, tuple(state), gauss),
+            sanctions=tuple(s for items in self.sanctions.values() for s in items),
+            disqualified=tuple(self.disqualified),
+        )
+
+    @classmethod
+    def restore(cls, snapshot: SimulationSnapshot, policy: Policy = tournament_bot) -> Simulation:
+        """Continue from ``snapshot``: the hands that were under way are dealt again at their
+        start (CRASH-1) and play as they did, so the run ends as the one that never stopped."""
+        config = snapshot.director.config
+        simulation = cls(config, snapshot.players, snapshot.seed, policy, snapshot.sanctions)
+        simulation.director = Director.restore(snapshot.director, random.Random())
+        version, state, gauss = snapshot.bots_state
+        simulation.bots.setstate((version, tuple(state), gauss))
+        simulation.now = snapshot.now
+        simulation.counters = {name: getattr(snapshot.counters, name) for name in Counters.__slots__}
+        simulation.ledger = _Ledger(snapshot.transfers)
+        simulation.disqualified = list(snapshot.disqualified)
+        if snapshot.tick_at is not None:
+            simulation.tick_at = snapshot.tick_at
+            heapq.heappush(simulation.events, (snapshot.tick_at, _TICK, _NO_TABLE))
+        for hand in simulation.director.running_hands():
+            simulation._restart_at[hand.table_id] = int(hand.started_at)
+        simulation._handle(simulation.director.recover(simulation.now))
+        return simulation
 
 
 # (small blind, big blind, big blind ante) of the default schedule, 15 minutes each
@@ -805,69 +540,33 @@ def run_tournament(
     progress_every: int = 1000,
     policy: Policy = tournament_bot,
     sanctions: Sequence[Sanction] = (),
+    before_start: Callable[[Simulation], None] | None = None,
 ) -> SimulationResult:
     """Play a whole tournament of ``players`` bots (see the module docstring) and return it.
 
-    ``progress`` is called about every ``progress_every`` hands and once at the end. Raises
+    ``progress`` is called about every ``progress_every`` hands, and once registration is done
+    and once at the end. ``before_start`` sees the simulation after registration. Raises
     ``InvariantBroken`` as soon as an invariant fails, ``SimulationError`` for a bad request.
     """
-    state = _Tournament(config, players, seed, policy, sanctions)
-    state.register_everyone()
-    state.seat_everyone()
+    simulation = Simulation(config, players, seed, policy, sanctions)
+    simulation.register_everyone()
+    if progress is not None:
+        progress(simulation.progress())
+    if before_start is not None:
+        before_start(simulation)
+    simulation.start()
     next_report = progress_every
-
-    def report() -> None:
-        if progress is not None:
-            progress(
-                Progress(
-                    state.standings.players_left,
-                    len(state.tables),
-                    state.level_index + 1,
-                    state.hands,
-                    state.now,
-                    state.barrier is not None,
-                )
-            )
-
     next_check = CHECK_SEATS_EVERY
-    while not state.finished:
-        state.step()
-        if state.hands >= next_check:
-            state.check_chips()
-            state.check_seats()
-            next_check = state.hands + CHECK_SEATS_EVERY
-        if state.hands >= next_report:
-            report()
-            next_report = state.hands + progress_every
-    for table_id in list(state.running):  # hands under way when it ended: rolled back (CRASH-1 style)
-        state.tables[table_id].cancel_hand()
-        del state.running[table_id]
-    state.check_chips()
-    state.check_seats()
-    report()
-    structure, pool = state.finish()
-    return SimulationResult(
-        tournament_id=config.id,
-        seed=seed,
-        entries=state.registration.entries,
-        hands=state.hands,
-        actions=state.actions,
-        moves=state.moves,
-        balance_moves=state.balance_moves,
-        tables_broken=state.tables_broken,
-        redraws=state.redraws,
-        hand_for_hand_hands=state.hfh_hands,
-        plans=state.plans,
-        plans_waited=state.plans_waited,
-        rebuys=state.rebuys,
-        add_ons=state.add_ons,
-        chips_issued=state.chips_issued,
-        chips_removed=state.chips_removed,
-        disqualified=tuple(state.disqualified),
-        clock_seconds=state.now,
-        level_reached=state.level_index + 1,
-        prize_pool=pool,
-        finishes=state.standings.finishes,
-        transfers=tuple(state.ledger.transfers),
-        structure=structure,
-    )
+    while not simulation.finished:
+        simulation.step()
+        hands = simulation.counters["hands"]
+        if hands >= next_check:
+            simulation.check()
+            next_check = hands + max(CHECK_SEATS_EVERY, simulation.director.table_count)
+        if progress is not None and hands >= next_report:
+            progress(simulation.progress())
+            next_report = hands + progress_every
+    simulation.check()
+    if progress is not None:
+        progress(simulation.progress())
+    return simulation.result()

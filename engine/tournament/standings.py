@@ -99,16 +99,32 @@ def rank_busts(busts: Sequence[Bust], worst_place: int, *, all_share: bool = Fal
 def tournament_over(players_left: int, prizes: Sequence[int] = ()) -> bool:
     """END-1: one player left, or every player left would receive the same prize.
 
-    ``prizes[i]`` is the prize (cents, or seats) for place ``i + 1``; places past the end pay
-    nothing. The equal-prize ending applies only when every player left is paid (a satellite with
-    as many players left as seats), never to a field where nobody left is paid.
+    ``prizes[i]`` is the prize (cents, or seats) for place ``i + 1``, never increasing with the
+    place; places past the end pay nothing. The equal-prize ending applies only when every
+    player left is paid (a satellite with as many players left as seats), never to a field
+    where nobody left is paid.
     """
     if players_left <= 1:
         return True
     if players_left > len(prizes):
         return False
-    paid = prizes[:players_left]
-    return paid[0] > 0 and all(prize == paid[0] for prize in paid)
+    # prizes never increase with the place (``PayoutStructure``'s invariant), so the places left
+    # all pay the same exactly when the first and the last of them do: O(1) at any field size
+    return prizes[0] > 0 and prizes[players_left - 1] == prizes[0]
+
+
+STANDINGS_SNAPSHOT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class StandingsSnapshot:
+    """``Standings`` as plain, versioned data."""
+
+    version: int
+    playing: tuple[str, ...]
+    entered: int
+    finishes: tuple[Finish, ...]
+    disqualified: tuple[str, ...]
 
 
 class Standings:
@@ -226,6 +242,30 @@ class Standings:
         self._playing.clear()
         self._finishes.extend(finishes)
         return finishes
+
+    def is_playing(self, player: str) -> bool:
+        return player in self._playing
+
+    def snapshot(self) -> StandingsSnapshot:
+        return StandingsSnapshot(
+            STANDINGS_SNAPSHOT_VERSION,
+            tuple(sorted(self._playing)),
+            self._entered,
+            tuple(self._finishes),
+            tuple(sorted(self._disqualified)),
+        )
+
+    @classmethod
+    def restore(cls, snapshot: StandingsSnapshot) -> Standings:
+        if snapshot.version != STANDINGS_SNAPSHOT_VERSION:
+            raise StandingsError(
+                f"standings snapshot version {snapshot.version} is not {STANDINGS_SNAPSHOT_VERSION}"
+            )
+        standings = cls(snapshot.playing)
+        standings._entered = snapshot.entered
+        standings._finishes = list(snapshot.finishes)
+        standings._disqualified = set(snapshot.disqualified)
+        return standings
 
     @property
     def complete(self) -> bool:

@@ -45,16 +45,74 @@ class TransferError(ValueError):
     """A transfer that can never be valid (non-positive amount, same account on both sides)."""
 
 
+class AccountError(TransferError):
+    """A string that is not the name of a ledger account."""
+
+
+class AccountKind(StrEnum):
+    PLAYER = "player"
+    POOL = "pool"
+    TICKET = "ticket"
+    HOUSE = "house"
+    CASHIER = "cashier"
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """A ledger account as a value: its kind, and whose it is. ``str(account)`` is its name in
+    the ledger (the module docstring lists the forms); ``Account.parse`` reads one back. The one
+    place the name format is written and read."""
+
+    kind: AccountKind
+    tournament_id: str = ""  # pools and tickets
+    player_id: str = ""  # players and tickets
+
+    @classmethod
+    def parse(cls, name: str) -> Account:
+        """The account named ``name``; ``AccountError`` if it names none."""
+        if name == HOUSE:
+            return cls(AccountKind.HOUSE)
+        if name == CASHIER:
+            return cls(AccountKind.CASHIER)
+        kind, sep, rest = name.partition(":")
+        if sep and rest:
+            if kind == AccountKind.PLAYER:
+                return cls(AccountKind.PLAYER, player_id=rest)
+            if kind == AccountKind.POOL:
+                return cls(AccountKind.POOL, tournament_id=rest)
+            tournament, sep2, player = rest.partition(":")
+            if kind == AccountKind.TICKET and sep2 and tournament and player:
+                return cls(AccountKind.TICKET, tournament, player)
+        raise AccountError(
+            f"unknown ledger account {name!r}: expected house, cashier, player:<id>, pool:<tid> "
+            "or ticket:<tid>:<pid>"
+        )
+
+    def __str__(self) -> str:
+        if self.kind is AccountKind.PLAYER:
+            return f"player:{self.player_id}"
+        if self.kind is AccountKind.POOL:
+            return f"pool:{self.tournament_id}"
+        if self.kind is AccountKind.TICKET:
+            return f"ticket:{self.tournament_id}:{self.player_id}"
+        return str(self.kind)
+
+    @property
+    def may_go_negative(self) -> bool:
+        """Only the house (overlays) and the cashier (the outside world) can run a deficit."""
+        return self.kind in (AccountKind.HOUSE, AccountKind.CASHIER)
+
+
 def player_account(player_id: str) -> str:
-    return f"player:{player_id}"
+    return str(Account(AccountKind.PLAYER, player_id=player_id))
 
 
 def pool_account(tournament_id: str) -> str:
-    return f"pool:{tournament_id}"
+    return str(Account(AccountKind.POOL, tournament_id=tournament_id))
 
 
 def ticket_account(tournament_id: str, player_id: str) -> str:
-    return f"ticket:{tournament_id}:{player_id}"
+    return str(Account(AccountKind.TICKET, tournament_id, player_id))
 
 
 def may_go_negative(account: str) -> bool:

@@ -81,8 +81,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"  hands dealt        {result.hands}  ({result.actions} actions)")
     print(f"  moves              {result.moves}  ({result.balance_moves} to balance)")
     print(f"  tables broken      {result.tables_broken}  (redraws {result.redraws})")
-    print(f"  hand-for-hand      {result.hand_for_hand_hands} hands")
-    print(f"  planner runs       {result.plans}  ({result.plans_waited} waited for hands under way)")
+    if result.bubble_burst_in_sync is None:
+        bubble = "no money bubble"
+    else:
+        bubble = f"bubble burst {'in' if result.bubble_burst_in_sync else 'OUT OF'} sync"
+    print(f"  hand-for-hand      {result.hand_for_hand_hands} hands  ({bubble})")
+    print(f"  plan holds         {result.plan_holds}  (tables held while a plan waited for a hand)")
     print(f"  tournament clock   {_clock(result.clock_seconds)}, level {result.level_reached}")
     print(f"  prize pool         {_money(result.prize_pool)}  paid {_money(paid)} to {len(won)} players")
     print(f"  transfers          {len(result.transfers)}  (ledger balanced, pool empty)")

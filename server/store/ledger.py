@@ -39,7 +39,13 @@ from typing import TypeVar
 
 import asyncpg
 
-from engine.tournament.transfers import CASHIER, HOUSE, Reason, Transfer, may_go_negative
+from engine.tournament.transfers import (
+    Account,
+    AccountError,
+    Reason,
+    Transfer,
+    may_go_negative,
+)
 from server.store.dbconn import DbConnection
 from server.store.errors import (
     DuplicateKey,
@@ -65,19 +71,10 @@ def account_kind(account: str) -> str:
     """The kind of a ledger account from its name (``player:7`` is a player account, ...)."""
     if not is_storable(account):
         raise UnknownAccount(f"ledger account {account!r} is not UTF-8 text without NUL")
-    if account in (HOUSE, CASHIER):
-        return account
-    kind, sep, rest = account.partition(":")
-    if sep and rest:
-        if kind in ("player", "pool"):
-            return kind
-        tournament, sep2, player = rest.partition(":")
-        if kind == "ticket" and sep2 and tournament and player:
-            return kind
-    raise UnknownAccount(
-        f"unknown ledger account {account!r}: expected house, cashier, player:<id>, pool:<tid> "
-        "or ticket:<tid>:<pid>"
-    )
+    try:
+        return str(Account.parse(account).kind)
+    except AccountError as error:
+        raise UnknownAccount(str(error)) from None
 
 
 @dataclass(frozen=True, slots=True)
