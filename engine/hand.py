@@ -831,7 +831,7 @@ class Hand:
         refusal = self._raise_refusal(i, reading)
         if refusal is not None:
             raise refusal
-        low, high = self._raise_range(i, reading.raise_from + reading.full_raise)
+        low, high = self._raise_bounds(i, reading.raise_from + reading.full_raise)
         if amount < low or amount > high:
             self._refuse_size(i, amount, low, high)
 
@@ -875,9 +875,9 @@ class Hand:
             all_in > current
             and (cap is None or self._raise_count < cap)
             and to_call >= raise_size
-            # Facing less than a full raise: allowed only to a player who has not acted (BET-2);
-            # the verify-method reads that from the log.
-            and (to_call >= full or not to_call)
+            # Facing less than a full raise (the small blind's first action, say): allowed only
+            # to a player who has not acted since the betting was last reopened (BET-2).
+            and (to_call >= full or not to_call or not self._has_acted(i))
         )
         # Everyone else still in with chips acts again after a raise; one of them must be able
         # to answer it (a player without chips behind has a bet of at most ``current``).
@@ -1186,19 +1186,17 @@ class Hand:
         seat = self._order[i]
         return any(event.seat == seat for event in self._log[self._reopened_at :])
 
-    def _raise_bounds(self, i: int) -> tuple[int, int]:
-        """``_raise_range`` from the state the hot paths keep (``_bet_2``'s fast path)."""
-        size = self._raise_size if self._raise_size > self._bet_size else self._bet_size
-        if self._raise_cap is None:
-            return self._raise_range(i, self._current + size)
-        return self._raise_range(i, self._limit_level + size)
-
-    def _raise_range(self, i: int, full_to: int) -> tuple[int, int]:
+    def _raise_bounds(self, i: int, full_to: int | None = None) -> tuple[int, int]:
         """The least and most player ``i`` may bet or raise to, a full raise being to ``full_to``:
-        at least that (or all-in for less), and at most the limit's maximum or the stack."""
+        at least that (or all-in for less), and at most the limit's maximum or the stack. The
+        verify-method passes the plain rule's ``full_to`` (``_bet_2``); the hot paths leave it out,
+        and it comes from the state they keep."""
+        limit = self._setup.limit
+        if full_to is None:
+            size = self._raise_size if self._raise_size > self._bet_size else self._bet_size
+            full_to = (self._limit_level if limit is _FIXED_LIMIT else self._current) + size
         all_in = self._stacks[i] + self._bets[i]
         low = full_to if full_to < all_in else all_in
-        limit = self._setup.limit
         if limit is _NO_LIMIT:
             return low, all_in
         if limit is _FIXED_LIMIT:
