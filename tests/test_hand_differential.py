@@ -33,8 +33,8 @@ How the two are lined up (rule choices, not weakened comparisons):
   stacks agree to the chip; the hands where a split leaves two or more odd chips are counted.
 - pokerkit runs in tournament mode, which refuses a fold when checking is possible, as feltd does.
 
-Two rules where feltd deliberately departs from pokerkit (engine.hand's docstring), handled so
-that nothing is skipped silently (the test prints how many hands went each way):
+Three rules where feltd deliberately departs from pokerkit (engine.hand's docstring), handled so
+that nothing is skipped silently (the test prints how many decisions went each way):
 
 - Reopening (BET-2, TDA Rule 43). Where the two disagree only on whether the player to act may
   raise, ``bet_2_difference`` works out from the public log alone that it is exactly the rule's
@@ -44,6 +44,13 @@ that nothing is skipped silently (the test prints how many hands went each way):
   pokerkit's running sum of short all-ins refuses (then a call or fold is played). Everything
   else at that decision is compared, the action played is legal in both, and the finishing
   stacks must still agree exactly.
+- Fixed limit's half-bet rule (BET-2, TDA Rule 47-B). feltd counts an all-in raise of at least
+  half a bet as a full raise and one of less as a call plus chips; pokerkit judges every all-in
+  as in no limit and counts each raise toward the cap. At a fixed-limit decision where they
+  disagree on the raise (whether one is allowed, or its total), ``fixed_limit_difference``
+  checks that the round had an all-in raise of less than a full bet and that feltd allows
+  exactly what the rule, worked out from the public log, allows; a call or fold is then played,
+  which both accept, and the finishing stacks must still agree exactly.
 - Short big blind (BET-2). feltd has the others call the full big blind, as card rooms do;
   pokerkit's amount to call is the largest blind posted and a raise to the full blind is below
   its minimum raise (tried: ``complete_bet_or_raise_to`` refuses it), so no faithful replay in
