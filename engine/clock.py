@@ -2,8 +2,18 @@
 
 No timers live here. The table actor passes ``now`` (float seconds from any monotonic origin) and
 the moment the turn started; this module says when the shot clock runs out, when each time bank is
-consumed, and whether the turn has timed out, in which case the actor calls ``timeout()`` on the
-hand (CLK-2: fold facing a bet, check otherwise).
+consumed, and whether the turn has timed out, in which case the actor plays the hand's timeout
+(CLK-2: fold facing a bet, check otherwise).
+
+How the table actor drives a hand with it (a timeout is a function of hand, clock and now):
+
+1. after dealing and after every action, ``clock = start_turn(hand, banks, now=now,
+   shot_clock=...)`` (``None`` once the hand is over) and sleep until ``clock.deadline`` or the
+   player's action, whichever comes first (``clock.status(now)`` says which phase is running,
+   for the players' display);
+2. on the player's action at ``now``: ``hand.act(action, seat=...)``; on waking at the deadline:
+   ``action = timeout_due(hand, clock, now)`` and, if it is not ``None``, ``hand.act(action)``;
+3. either way ``banks = banks.after_turn(clock, now)``: the banks that started to run are spent.
 
 Rules (RULES.md):
 
@@ -16,6 +26,11 @@ Rules (RULES.md):
 A time bank is consumed the moment it starts to run (the shot clock has expired and the player
 still has not acted), as on the online sites the seeds describe: acting one second into a bank
 still spends it.
+
+An absent player (CLK-1: dealt in, acted for by timeout) gets the shot clock but no time bank
+(our choice; the seeds are silent): they may come back at any moment of the hand, so the table
+gives them a shot clock rather than folding at once, but it does not spend their banks, nor make
+everyone wait through them, while they are away.
 """
 
 from __future__ import annotations
@@ -25,6 +40,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from engine.actions import Timeout
+from engine.hand import Hand
+from engine.triads import can
+
 __all__ = [
     "DEFAULT_AWAY_HAND_LIMIT",
     "ActionClock",
@@ -33,10 +52,13 @@ __all__ = [
     "ClockPhase",
     "ClockStatus",
     "NoTimeBankError",
+    "StaleClockError",
     "TimeBankSettings",
     "TimeBanks",
     "UnknownPlayerError",
     "shot_clock_seconds",
+    "start_turn",
+    "timeout_due",
 ]
 
 SHORT_LEVEL_MINUTES = 15
@@ -55,6 +77,10 @@ class NoTimeBankError(ClockError):
 
 class UnknownPlayerError(ClockError):
     """The player has no time-bank account (not granted at the start of the clock)."""
+
+
+class StaleClockError(ClockError):
+    """A clock asked about a turn it does not time (another seat is to act)."""
 
 
 def shot_clock_seconds(level_minutes: float, override: int | None = None) -> int:
@@ -124,17 +150,20 @@ class TimeBanks:
         if count > have:
             raise NoTimeBankError(f"player {player!r} has {have} time bank(s), cannot spend {count}")
 
-    def can_spend(self, player: str, count: int = 1) -> bool:
-        try:
-            self.verify_spend(player, count)
-        except ClockError:
-            return False
-        return True
+    can_spend = can(verify_spend, ClockError)
 
     def spend(self, player: str, count: int = 1) -> TimeBanks:
         """The banks after ``player`` spent ``count`` of theirs (as ``ClockStatus.banks_used``)."""
         self.verify_spend(player, count)
         return replace(self, banks={**self.banks, player: self.banks[player] - count})
+
+    def after_turn(self, clock: ActionClock, now: float) -> TimeBanks:
+        """The banks once the turn ``clock`` times ended at ``now``, by an action or by the
+        timeout: its player spent every bank that had started to run (``clock.banks_used``).
+        Raises ``ClockError`` for a clock that names no player (not made by ``start_turn``)."""
+        if clock.player is None:
+            raise ClockError("this clock names no player: start it with start_turn to charge its banks")
+        return self.spend(clock.player, clock.banks_used(now))
 
 
 class ClockPhase(StrEnum):
@@ -160,18 +189,24 @@ class ClockStatus:
 @dataclass(frozen=True, slots=True)
 class ActionClock:
     """One player's turn: it started at ``started_at`` with ``shot_clock`` seconds and
-    ``banks_available`` time banks of ``shot_clock`` seconds each behind it.
+    ``banks_available`` time banks of ``shot_clock`` seconds each behind it. ``seat`` and
+    ``player`` name whose turn it is (``start_turn`` fills them in), so that a clock is never
+    applied to another player's turn or charged to another player's banks.
     """
 
     started_at: float
     shot_clock: float
     banks_available: int = 0
+    seat: int | None = None
+    player: str | None = None
 
     def __post_init__(self) -> None:
         if self.shot_clock <= 0:
             raise ClockError(f"the shot clock must be positive, got {self.shot_clock!r}")
         if type(self.banks_available) is not int or self.banks_available < 0:
             raise ClockError(f"banks available must be an int >= 0, got {self.banks_available!r}")
+        if self.seat is not None and (type(self.seat) is not int or self.seat < 1):
+            raise ClockError(f"a clock's seat is a seat number >= 1, got {self.seat!r}")
 
     @property
     def shot_clock_expires_at(self) -> float:
@@ -207,6 +242,48 @@ class ActionClock:
             return ClockStatus(ClockPhase.SHOT_CLOCK, 0, expires, expires - now)
         expires = self.bank_expires_at(used)
         return ClockStatus(ClockPhase.TIME_BANK, used, expires, expires - now)
+
+
+def start_turn(
+    hand: Hand, banks: TimeBanks, *, now: float, shot_clock: float, absent: bool | None = None
+) -> ActionClock | None:
+    """The clock of the turn that starts at ``now`` in ``hand``: the player to act gets
+    ``shot_clock`` seconds, then every time bank they have left, one after the other (CLK-3);
+    an absent player gets the shot clock only (see the module docstring). ``absent`` defaults to
+    how the hand was dealt (``hand.is_absent``); the table passes it when the player came back
+    or left since. ``None`` once the hand is over. Raises ``UnknownPlayerError`` for a player
+    with no time-bank account."""
+    seat = hand.actor
+    if seat is None:
+        return None
+    player = next(entry.player for entry in hand.setup.seats if entry.seat == seat)
+    away = hand.is_absent(seat) if absent is None else absent
+    available = banks.remaining(player)
+    return ActionClock(
+        started_at=now,
+        shot_clock=shot_clock,
+        banks_available=0 if away else available,
+        seat=seat,
+        player=player,
+    )
+
+
+_TIMEOUT = Timeout()
+
+
+def timeout_due(hand: Hand, clock: ActionClock, now: float) -> Timeout | None:
+    """What the table plays at ``now`` for the player whose turn ``clock`` times: ``Timeout()``
+    once the shot clock and every time bank the player may use have run out (``now`` at or past
+    ``clock.deadline``), ``None`` before then or when the hand is over. ``hand.act(Timeout())``
+    folds the hand facing a bet and checks otherwise (CLK-2), marking the action ``timed_out``.
+    Raises ``StaleClockError`` when the clock names another seat than the one to act: the turn
+    it timed has ended, and the actor must start a clock for the new one."""
+    seat = hand.actor
+    if seat is None:
+        return None
+    if clock.seat is not None and clock.seat != seat:
+        raise StaleClockError(f"the clock times seat {clock.seat}'s turn, but seat {seat} is to act")
+    return _TIMEOUT if clock.timed_out(now) else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,11 +2,25 @@
 
 A ``Hand`` is built from a ``HandSetup`` (decided by the table) and a deck. Construction posts the
 antes and blinds and deals the hole cards; then players act through the verify/can/do triads
-(``verify_fold``/``can_fold``/``fold``, ``check_or_call``, ``bet_or_raise_to``, ``timeout``).
-Everything that is not a player's decision (collecting bets, returning an uncalled bet, dealing
-a street, the showdown, awarding pots) happens at once after the action that makes it due, so
-``actor`` is ``None`` exactly when the hand is over. Each call appends frozen events to
-``events`` (see ``engine.events``); the do-method returns the ``ActionTaken`` it recorded.
+(``verify_fold``/``can_fold``/``fold``, ``check_or_call``, ``check``, ``call``,
+``bet_or_raise_to``, ``timeout``). Everything that is not a player's decision (collecting bets,
+returning an uncalled bet, dealing a street, the showdown, awarding pots) happens at once after
+the action that makes it due, so ``actor`` is ``None`` exactly when the hand is over. Each call
+appends frozen events to ``events`` (see ``engine.events``); the do-method returns the
+``ActionTaken`` it recorded.
+
+The table actor drives a hand through three calls, each taking or giving one value:
+
+- ``turn()``: who must act and what they may do (``LegalActions``: the seat, fold/check, the
+  call, the least and most a bet or raise may reach), or ``None`` once the hand is over;
+- ``act(action, seat=...)`` with an ``engine.actions`` value (``Fold()``, ``Check()``,
+  ``Call()``, ``CheckOrCall()``, ``BetOrRaiseTo(amount)``, ``Timeout()``), and its
+  ``verify_act``/``can_act``: the same triads, one entry point;
+- ``events_since(position)``: the events the last calls logged and the position to ask from
+  next, without copying the whole log.
+
+``engine.clock`` says when the player's time is up (``timeout_due``); the timeout is then just
+another action.
 
 Invariants, held after every call:
 
@@ -27,20 +41,34 @@ Rules (RULES.md):
   at least the largest bet or raise made in the round; a player short of that may go all-in for
   less. Pot limit caps a raise at the pot after calling; fixed limit allows a bet and three
   raises (the big blind is the preflop bet).
-- Reopening (BET-2, TDA Rule 43): a full raise is one at least the minimum raise (the largest
-  raise of the round, at least the street's bet size; preflop the big blind counts as the opening
-  bet). A full raise reopens the betting to everyone. An all-in for less does not: a player who
-  has acted since the last full raise may then raise only when what they face adds up to a full
-  raise (several short all-ins cumulatively), else only call or fold. Preflop a limper has acted,
-  so it may not re-raise a short all-in over the big blind; the blinds only posted and have not
-  acted, so the big blind keeps its option (and the small blind may raise when it first acts).
-  After the flop a check is not action on a wager: the opening bet of a round reopens the betting
-  whatever its size, even an all-in below the minimum bet, and may simply be called for its
-  amount; the next full raise is still at least the street's bet size. The same rule holds in
-  every limit (TDA Rule 43-B's half-a-bet reopening in limit games is not applied). pokerkit
-  differs: it lets the first raise of a round reopen the betting even when it is a short all-in,
-  and judges short all-ins by one running sum for all players rather than by what each player
-  faces (tests/test_hand_differential.py checks that these are the only differences).
+- Reopening (BET-2, TDA Rules 43 and 47): a bet or raise that counts as a full raise reopens the
+  betting to everyone; an all-in for less does not: a player who has acted since the last bet or
+  raise that counted may then raise only when what they face adds up to a full raise (several
+  short all-ins cumulatively), else only call or fold. Preflop the big blind counts as the opening
+  bet; a limper has acted, so it may not re-raise a short all-in over the big blind; the blinds
+  only posted and have not acted, so the big blind keeps its option (and the small blind may
+  raise when it first acts). After the flop a check is not action on a wager: the opening bet of
+  a round counts whatever its size, even an all-in below the minimum bet, and may simply be
+  called for its amount; the next full raise is still at least the street's bet size. What
+  counts as a full raise:
+  - no limit and pot limit: a raise of at least the minimum raise (the largest raise of the
+    round, at least the street's bet size);
+  - fixed limit (TDA Rule 47-B): a raise of at least half a bet over the last bet or raise that
+    counted. So an all-in raise of half a bet or more is a full raise: it reopens the betting and
+    counts toward the cap of a bet and three raises, and the next raise is a full bet over it. An
+    all-in raise of less than half a bet is a call plus chips: it reopens nothing, does not count
+    toward the cap, and the next raise completes a full bet over the last bet that counted
+    (betting 10: a bet of 10, an all-in to 14, the next raise is to 20, not 24; an all-in to 15
+    would have been a raise, the next one to 25). Short all-ins add up: a second one that takes
+    the bet half a bet or more past the last that counted is a full raise.
+  ``Hand._bet_2`` is the whole decision, read plainly from the round's actions, and the
+  verify-methods use it; ``legal_actions`` and the do-methods use its fast path, state kept up to
+  date as the actions come, and tests/test_hand_rules.py checks on random hands that the two
+  agree. pokerkit differs: it lets the first raise of a round reopen the betting even when it is
+  a short all-in, judges short all-ins by one running sum for all players rather than by what
+  each player faces, and in fixed limit judges all-ins as in no limit (no half-bet rule) and
+  counts every raise toward the cap (tests/test_hand_differential.py checks that these are the
+  only differences).
 - Amount to call: the largest bet actually made; preflop never less than the level's big blind.
   A blind all-in for less than a full blind does not lower what the others must call (TDA,
   Robert's Rules, as major sites play; pokerkit lowers it): they call the full big blind, the
@@ -85,8 +113,9 @@ from dataclasses import dataclass
 from hashlib import sha256
 from itertools import compress
 from operator import add, attrgetter
-from typing import Any
+from typing import Any, NamedTuple
 
+from engine.actions import Action, BetOrRaiseTo, Call, Check, CheckOrCall, Fold, Timeout
 from engine.betting import (
     MAX_TABLE_SIZE,
     STREETS,
@@ -127,6 +156,7 @@ from engine.events import (
 )
 from engine.fairness import SALT_BYTES, FairnessError, check_deck, layout_for
 from engine.pots import Pot, build_pots, pot_levels, split_pots
+from engine.triads import can
 
 __all__ = [
     "BettingNotReopened",
@@ -139,7 +169,9 @@ __all__ = [
     "HandOver",
     "HandSetup",
     "HandSetupError",
+    "InvalidAction",
     "InvalidAmount",
+    "InvalidEventPosition",
     "KillReason",
     "LegalActions",
     "NoBetToFold",
@@ -175,6 +207,14 @@ class NotYourTurn(HandError):
 
 class InvalidAmount(HandError):
     """An amount that is not a whole number of chips."""
+
+
+class InvalidAction(HandError):
+    """A value given to ``act`` that is not an ``engine.actions`` action."""
+
+
+class InvalidEventPosition(HandError):
+    """A position in the log that ``events_since`` cannot start from."""
 
 
 class NoBetToFold(HandError):
@@ -357,6 +397,15 @@ def _legal_actions_factory() -> Callable[[int, bool, bool, int, int | None, int 
 _new_legal_actions = _legal_actions_factory()
 
 
+class _Bet2(NamedTuple):
+    """BET-2's reading of the round so far, for one player (``Hand._bet_2``)."""
+
+    reopened: bool  # the betting is open to the player: they may raise, as far as BET-2 goes
+    full_raise: int  # the least a full raise adds (fixed limit: the bet size)
+    raise_from: int  # the total a full raise adds it to
+    counted: int  # bets and raises that counted as full: fixed limit's cap counts these (BET-1)
+
+
 class Hand:
     """One hand, from the posting of the blinds to the last pot. See the module docstring.
 
@@ -391,6 +440,7 @@ class Hand:
         "_index",
         "_kills",
         "_last_opener",
+        "_limit_level",
         "_live",
         "_log",
         "_n",
@@ -479,8 +529,9 @@ class Hand:
         self._street_no = 0
         self._actors: deque[int] = deque()
         self._reopened_at = 0  # see _has_acted
-        self._raise_size = 0
-        self._raise_count = 0
+        self._raise_size = 0  # the last raise that counted as full (BET-2, see _bet_2)
+        self._raise_count = 0  # fixed limit: the bets and raises that count toward the cap
+        self._limit_level = 0  # fixed limit: the total of the last bet or raise that counted
         self._raise_cap: int | None = (
             None if setup.limit is not _FIXED_LIMIT else max_raises(setup.limit, _PREFLOP)
         )
@@ -582,10 +633,32 @@ class Hand:
 
     @property
     def events(self) -> list[HandEvent]:
-        """The full log so far, operator events included (filter with ``visible_to``).
+        """The full log so far, operator events included (filter with ``visible_to``), as a new
+        list. A consumer that follows the hand as it goes asks ``events_since`` instead.
 
         Events the engine logged compactly are built here, once: later reads return the same
         objects."""
+        return list(self._built_events())
+
+    def events_since(self, position: int) -> tuple[tuple[HandEvent, ...], int]:
+        """The events logged after the first ``position`` ones, and the position to pass next
+        time: passing back the position it was given, a consumer receives every event once and
+        in order (``events_since(0)`` is the whole log so far). Only the new events are built
+        and copied, whatever the length of the log, so the table actor can forward what each
+        action brought at the cost of what it brought. The events are the very objects that
+        ``events`` returns; operator and private events included (filter with ``visible_to``).
+        Raises ``InvalidEventPosition`` for a position that is not an int from 0 to the number
+        of events logged."""
+        built = self._built_events()
+        if type(position) is not int or not 0 <= position <= len(built):
+            raise InvalidEventPosition(
+                f"hand {self.hand_id} has logged {len(built)} events: a position is an int from 0 to"
+                f" {len(built)}, got {position!r}"
+            )
+        return tuple(built[position:]), len(built)
+
+    def _built_events(self) -> list[HandEvent]:
+        """The log with every compact entry built (see ``events``); the list itself, not a copy."""
         log = self._log
         if self._built_upto < len(log):
             built = self._built
@@ -606,7 +679,7 @@ class Hand:
                 else:
                     built.append(entry[0](*entry[1:]))
             self._built_upto = len(log)
-        return list(self._built)
+        return self._built
 
     @property
     def commitment(self) -> str:
@@ -625,6 +698,13 @@ class Hand:
     def salt(self) -> bytes:
         """The commitment salt. Operator and history use only, like ``deck``."""
         return self._salt
+
+    def turn(self) -> LegalActions | None:
+        """Who must act and what they may do, as one value (the seat, whether they may fold or
+        check, what a call puts in, the least and most a bet or raise may reach); ``None`` once
+        the hand is over. The table actor asks after every action and starts the clock for the
+        seat it names (``engine.clock.start_turn``)."""
+        return self.legal_actions() if self._actors else None
 
     def legal_actions(self) -> LegalActions:
         """What the player to act may do; raises ``HandOver`` when nobody can act."""
@@ -649,8 +729,7 @@ class Hand:
         if not self._call_amount(i):
             raise NoBetToFold(f"seat {self._order[i]} faces no bet: check instead of folding")
 
-    def can_fold(self, *, seat: int | None = None) -> bool:
-        return _allowed(self.verify_fold, seat=seat)
+    can_fold = can(verify_fold, HandError)
 
     def fold(self, *, seat: int | None = None) -> ActionTaken:
         """Fold the actor's hand (only when facing a bet)."""
@@ -680,8 +759,7 @@ class Hand:
     def verify_check_or_call(self, *, seat: int | None = None) -> None:
         self._require_actor(seat)
 
-    def can_check_or_call(self, *, seat: int | None = None) -> bool:
-        return _allowed(self.verify_check_or_call, seat=seat)
+    can_check_or_call = can(verify_check_or_call, HandError)
 
     def check_or_call(self, *, seat: int | None = None) -> ActionTaken:
         """Check, or call the current bet (all-in when the stack is shorter than the call)."""
@@ -722,8 +800,7 @@ class Hand:
                 f"seat {self._order[i]} faces a bet ({call} to call): call, raise or fold, not check"
             )
 
-    def can_check(self, *, seat: int | None = None) -> bool:
-        return _allowed(self.verify_check, seat=seat)
+    can_check = can(verify_check, HandError)
 
     def check(self, *, seat: int | None = None) -> ActionTaken:
         self.verify_check(seat=seat)
@@ -735,8 +812,7 @@ class Hand:
         if not self._call_amount(i):
             raise NothingToCall(f"seat {self._order[i]} faces no bet: check (or bet) instead of calling")
 
-    def can_call(self, *, seat: int | None = None) -> bool:
-        return _allowed(self.verify_call, seat=seat)
+    can_call = can(verify_call, HandError)
 
     def call(self, *, seat: int | None = None) -> ActionTaken:
         self.verify_call(seat=seat)
@@ -750,10 +826,12 @@ class Hand:
         i = self._require_actor(seat)
         if type(amount) is not int and (not isinstance(amount, int) or isinstance(amount, bool)):
             raise InvalidAmount(f"a bet is a whole number of chips, got {amount!r}")
-        refusal = self._raise_refusal(i)
+        # The plain rule decides here; the do-method and legal_actions use its fast path.
+        reading = self._bet_2(i)
+        refusal = self._raise_refusal(i, reading)
         if refusal is not None:
             raise refusal
-        low, high = self._raise_bounds(i)
+        low, high = self._raise_bounds(i, reading.raise_from + reading.full_raise)
         if amount < low or amount > high:
             self._refuse_size(i, amount, low, high)
 
@@ -770,8 +848,7 @@ class Hand:
         cap = "the stack" if high == all_in else f"the {limit} maximum"
         raise RaiseTooLarge(f"{who} may bet or raise to at most {high} ({cap}), got {amount}")
 
-    def can_bet_or_raise_to(self, amount: int, *, seat: int | None = None) -> bool:
-        return _allowed(self.verify_bet_or_raise_to, amount, seat=seat)
+    can_bet_or_raise_to = can(verify_bet_or_raise_to, HandError)
 
     def bet_or_raise_to(self, amount: int, *, seat: int | None = None) -> ActionTaken:
         """Make the actor's total bet this street ``amount`` (a bet, or a raise over a bet)."""
@@ -798,9 +875,9 @@ class Hand:
             all_in > current
             and (cap is None or self._raise_count < cap)
             and to_call >= raise_size
-            # Facing less than a full raise: allowed only to a player who has not acted (BET-2);
-            # the verify-method reads that from the log.
-            and (to_call >= full or not to_call)
+            # Facing less than a full raise (the small blind's first action, say): allowed only
+            # to a player who has not acted since the betting was last reopened (BET-2).
+            and (to_call >= full or not to_call or not self._has_acted(i))
         )
         # Everyone else still in with chips acts again after a raise; one of them must be able
         # to answer it (a player without chips behind has a bet of at most ``current``).
@@ -812,14 +889,12 @@ class Hand:
             else:
                 accepted = False  # nobody could answer the raise
         if accepted:
-            low = current + full
-            if all_in < low:
-                low = all_in
-            limit = self._setup.limit
-            if limit is _NO_LIMIT:
-                accepted = low <= amount <= all_in
+            if self._setup.limit is _NO_LIMIT:
+                low = current + full
+                accepted = (low if low < all_in else all_in) <= amount <= all_in
             else:
-                accepted = low <= amount <= self._raise_bounds(i)[1]
+                low, high = self._raise_bounds(i)
+                accepted = low <= amount <= high
         if not accepted:
             self.verify_bet_or_raise_to(amount, seat=seat)
         actors.popleft()
@@ -832,14 +907,20 @@ class Hand:
         # Everyone else still in with chips acts again, from the raiser's left.
         self._actors = deque(responders)
         self._last_opener = i
-        if raise_by >= full or not current:
-            # A full raise, or the opening bet of a round after the flop (the players who checked
-            # have not acted on a wager), reopens the betting for everyone (BET-2). An all-in for
-            # less reopens nothing: who acted before it may raise only if the short all-ins since
-            # add up to a full raise for them (see _may_raise).
-            self._reopened_at = len(self._log)  # the raiser's event comes next
+        # _bet_2's fast path: a bet or raise that counts as full reopens the betting for everyone
+        # (BET-2); an all-in for less reopens nothing (who acted before it may raise only if the
+        # short all-ins since add up to a full raise for them, see _may_raise).
+        if cap is None:
+            if raise_by >= full or not current:
+                self._reopened_at = len(self._log)  # the raiser's event comes next
+                self._raise_size = raise_by
+        elif 2 * (amount - self._limit_level) >= bet_size or not current:
+            # Fixed limit: half a bet over the last bet or raise that counted is a full raise,
+            # and counts toward the cap; less is a call plus chips.
+            self._reopened_at = len(self._log)
             self._raise_size = raise_by
-        self._raise_count += 1
+            self._raise_count += 1
+            self._limit_level = amount
         # new_action_taken, inlined (see engine.events).
         kind = _RAISE if current else _BET
         event: ActionTaken = _new_tuple(
@@ -855,8 +936,7 @@ class Hand:
     def verify_timeout(self, *, seat: int | None = None) -> None:
         self._require_actor(seat)
 
-    def can_timeout(self, *, seat: int | None = None) -> bool:
-        return _allowed(self.verify_timeout, seat=seat)
+    can_timeout = can(verify_timeout, HandError)
 
     def timeout(self, *, seat: int | None = None) -> ActionTaken:
         """The actor's time ran out (CLK-2): facing a bet the hand is folded, otherwise checked.
@@ -865,6 +945,49 @@ class Hand:
         if self._call_amount(i):
             return self._fold(timed_out=True)
         return self._check_or_call(timed_out=True)
+
+    # ------------------------------------------------------------------ an action as a value
+
+    def verify_act(self, action: Action, *, seat: int | None = None) -> None:
+        """Raise why ``action`` (an ``engine.actions`` value) is refused: the reason its
+        do-method's verify-method gives, or ``InvalidAction`` for anything else."""
+        match action:
+            case CheckOrCall():
+                self.verify_check_or_call(seat=seat)
+            case Fold():
+                self.verify_fold(seat=seat)
+            case BetOrRaiseTo(amount):
+                self.verify_bet_or_raise_to(amount, seat=seat)
+            case Check():
+                self.verify_check(seat=seat)
+            case Call():
+                self.verify_call(seat=seat)
+            case Timeout():
+                self.verify_timeout(seat=seat)
+            case _:
+                raise _invalid_action(action)
+
+    can_act = can(verify_act, HandError)
+
+    def act(self, action: Action, *, seat: int | None = None) -> ActionTaken:
+        """Play ``action`` for the player to act (``seat``, when given, must be theirs) through its
+        do-method, and return the ``ActionTaken`` it logged. Refused exactly as ``verify_act``
+        says, changing nothing."""
+        match action:
+            case CheckOrCall():
+                return self.check_or_call(seat=seat)
+            case Fold():
+                return self.fold(seat=seat)
+            case BetOrRaiseTo(amount):
+                return self.bet_or_raise_to(amount, seat=seat)
+            case Check():
+                return self.check(seat=seat)
+            case Call():
+                return self.call(seat=seat)
+            case Timeout():
+                return self.timeout(seat=seat)
+            case _:
+                raise _invalid_action(action)
 
     # ------------------------------------------------------------------ kill (PEN-1)
 
@@ -878,8 +1001,7 @@ class Hand:
         if not self._in[i]:
             raise NotInHand(f"seat {seat} has already folded or been killed in hand {self.hand_id}")
 
-    def can_kill(self, seat: int) -> bool:
-        return _allowed(self.verify_kill, seat)
+    can_kill = can(verify_kill, HandError)
 
     def kill(self, seat: int, reason: KillReason = KillReason.RULING) -> HandKilled:
         """An operator kills ``seat``'s hand (PEN-1): it is folded at once, its chips stay in the
@@ -956,35 +1078,33 @@ class Hand:
             return False
         return True
 
-    def _raise_refusal(self, i: int) -> RaiseNotAllowed | None:
-        """Why player ``i`` may not bet or raise now (``None``: they may), as pokerkit decides."""
+    def _raise_refusal(self, i: int, reading: _Bet2) -> RaiseNotAllowed | None:
+        """Why player ``i`` may not bet or raise now (``None``: they may), from the plain rule's
+        ``reading`` of the round (``_bet_2``)."""
         current = self._current
         bets = self._bets
         stacks = self._stacks
         to_call = current - bets[i]
-        # The checks below are pokerkit's; any one of them refuses, so their order only decides
-        # which reason is reported.
+        # Any one of these checks refuses, so their order only decides which reason is reported.
         if stacks[i] <= to_call:
             return CannotRaiseAllIn(
                 f"seat {self._order[i]} has {stacks[i]} chips, not more than the {to_call} to call"
             )
-        cap = self._raise_cap
-        if cap is not None and self._raise_count >= cap:
-            opening = "the big blind" if self._street is _PREFLOP else "a bet"
-            raises = cap - (0 if self._street is _PREFLOP else 1)
-            return RaiseCapReached(
-                f"the {self._street} already had {opening} and {raises} raises: call or fold"
+        street = self._street
+        cap = max_raises(self._setup.limit, street)
+        if cap is not None and reading.counted >= cap:
+            opening = "the big blind" if street is _PREFLOP else "a bet"
+            raises = cap - (0 if street is _PREFLOP else 1)
+            return RaiseCapReached(f"the {street} already had {opening} and {raises} raises: call or fold")
+        if not reading.reopened:
+            full = (
+                f"half a bet of {reading.full_raise}"
+                if self._setup.limit is _FIXED_LIMIT
+                else f"a full raise of {reading.full_raise}"
             )
-        if to_call < self._raise_size:
             return BettingNotReopened(
-                f"seat {self._order[i]} faces {to_call} more, less than a full raise of {self._raise_size}:"
+                f"seat {self._order[i]} already acted and faces {to_call} more, less than {full}:"
                 " call or fold"
-            )
-        full = self._full_raise()
-        if 0 < to_call < full and self._has_acted(i):
-            return BettingNotReopened(
-                f"seat {self._order[i]} already acted and faces {to_call} more, less than a full raise of"
-                f" {full}: call or fold"
             )
         still_in = self._in
         for j in _AFTER[self._n][i]:
@@ -994,10 +1114,70 @@ class Hand:
             f"every other player still in is all-in: seat {self._order[i]} may only call or fold"
         )
 
-    def _full_raise(self) -> int:
-        """The size of a full raise (BET-2): the largest raise of the round, at least the street's
-        bet size (preflop the big blind counts as the opening bet)."""
-        return self._raise_size if self._raise_size > self._bet_size else self._bet_size
+    def _bet_2(self, i: int) -> _Bet2:
+        """BET-2, the plain rule, read from this round's actions alone: which bets and raises
+        count as full (they reopen the betting, and count toward the fixed-limit cap), what the
+        next full raise is, and whether the betting is open to player ``i``.
+
+        A bet or raise counts as full when it opens the round (after the flop a check is not
+        action on a wager; preflop the big blind is the opening bet), or when it raises by at
+        least a full raise: in no limit and pot limit the largest raise of the round, at least
+        the street's bet size; in fixed limit half a bet over the last bet or raise that counted
+        (less is a call plus chips). It reopens the betting: whoever acted before it may raise
+        again. Player ``i`` may raise, as far as BET-2 goes, when they have not acted since the
+        last bet or raise that counted, or when what they face counts as a full raise (several
+        short all-ins adding up).
+
+        The hot paths do not call this: they keep its answers up to date as the actions come
+        (``_raise_size``, ``_reopened_at``, ``_raise_count``, ``_limit_level``, read by
+        ``_may_raise`` and ``_raise_bounds``). The verify-method calls it, and
+        tests/test_hand_rules.py checks on random hands that the two always agree."""
+        setup = self._setup
+        fixed = setup.limit is _FIXED_LIMIT
+        street = self._street
+        bet_size = street_bet_size(setup.limit, street, setup.big_blind)
+        current = self._preflop_bet() if street is _PREFLOP else 0
+        level = current  # the total of the last bet or raise that counted
+        full = bet_size  # the least a full raise adds (no limit and pot limit)
+        counted = 0
+        acted: set[int] = set()  # seats that acted since the last bet or raise that counted
+        for entry in self._log:
+            if type(entry) is not ActionTaken or entry.street is not street:
+                continue
+            if entry.kind is _BET or entry.kind is _RAISE:
+                amount = entry.to_amount
+                if not current:
+                    counts = True
+                elif fixed:
+                    counts = 2 * (amount - level) >= bet_size
+                else:
+                    counts = amount - current >= full
+                if counts:
+                    if not fixed and amount - current > full:
+                        full = amount - current
+                    level = amount
+                    counted += 1
+                    acted.clear()
+                current = amount
+            acted.add(entry.seat)
+        to_call = current - self._bets[i]
+        if self._order[i] not in acted:
+            reopened = True
+        elif fixed:
+            reopened = 2 * to_call >= bet_size
+        else:
+            reopened = to_call >= full
+        # A fixed-limit raise is a full bet over the last bet or raise that counted (so over a
+        # call plus chips it completes that bet); otherwise the raise is over the bet to call.
+        return _Bet2(reopened, bet_size if fixed else full, level if fixed else current, counted)
+
+    def _preflop_bet(self) -> int:
+        """The bet to call once the blinds are posted (see ``_amount_to_call_preflop``), read from
+        the blinds logged."""
+        log = self._log
+        posted = {entry[2]: entry[3] for entry in log if type(entry) is tuple and entry[0] is BlindPosted}
+        top = max(posted.values(), default=0)
+        return max(top, self._setup.big_blind) if _BIG in posted else top
 
     def _has_acted(self, i: int) -> bool:
         """Whether player ``i`` acted since the betting was last reopened: the round began or a
@@ -1006,20 +1186,23 @@ class Hand:
         seat = self._order[i]
         return any(event.seat == seat for event in self._log[self._reopened_at :])
 
-    def _raise_bounds(self, i: int) -> tuple[int, int]:
-        current = self._current
-        all_in = self._stacks[i] + self._bets[i]
-        size = self._raise_size if self._raise_size > self._bet_size else self._bet_size
-        low = current + size
-        if all_in < low:
-            low = all_in
+    def _raise_bounds(self, i: int, full_to: int | None = None) -> tuple[int, int]:
+        """The least and most player ``i`` may bet or raise to, a full raise being to ``full_to``:
+        at least that (or all-in for less), and at most the limit's maximum or the stack. The
+        verify-method passes the plain rule's ``full_to`` (``_bet_2``); the hot paths leave it out,
+        and it comes from the state they keep."""
         limit = self._setup.limit
+        if full_to is None:
+            size = self._raise_size if self._raise_size > self._bet_size else self._bet_size
+            full_to = (self._limit_level if limit is _FIXED_LIMIT else self._current) + size
+        all_in = self._stacks[i] + self._bets[i]
+        low = full_to if full_to < all_in else all_in
         if limit is _NO_LIMIT:
             return low, all_in
         if limit is _FIXED_LIMIT:
             return low, low
         # Pot limit: the pot after calling, added on top of the call.
-        return low, min(all_in, max(low, 2 * current - self._bets[i] + self.pot_total))
+        return low, min(all_in, max(low, 2 * self._current - self._bets[i] + self.pot_total))
 
     def _fold(self, *, timed_out: bool) -> ActionTaken:
         i = self._actors.popleft()
@@ -1196,6 +1379,7 @@ class Hand:
         self._reopened_at = len(self._log)
         self._raise_size = 0
         self._raise_count = 0
+        self._limit_level = self._current  # fixed limit: preflop the big blind is the bet
         if not actors or self._live <= 1 or (len(actors) == 1 and bets[actors[0]] >= self._current):
             self._end_round()
 
@@ -1422,13 +1606,11 @@ class Hand:
         return f"<Hand {self.hand_id} {state}, board {board}, pot {self.pot_total}>"
 
 
-def _allowed(check: Callable[..., None], *args: object, **kwargs: object) -> bool:
-    """The can-method of a triad: whether the verify-method ``check`` accepts the arguments."""
-    try:
-        check(*args, **kwargs)
-    except HandError:
-        return False
-    return True
+def _invalid_action(value: object) -> InvalidAction:
+    return InvalidAction(
+        "an action is Fold(), Check(), Call(), CheckOrCall(), BetOrRaiseTo(amount) or Timeout(),"
+        f" got {value!r}"
+    )
 
 
 def deck_for(setup: HandSetup, hole_cards: Mapping[int, Sequence[Card]], board: Sequence[Card]) -> list[Card]:

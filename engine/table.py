@@ -49,6 +49,7 @@ from enum import StrEnum
 
 from engine.betting import MAX_TABLE_SIZE, MIN_TABLE_SIZE, AnteKind, Game, HandSetup, Limit, SeatSetup
 from engine.cards import Card, shuffled_deck
+from engine.triads import can
 
 __all__ = [
     "ButtonDraw",
@@ -329,12 +330,7 @@ class Table:
         if type(stack) is not int or stack <= 0:
             raise StackError(f"a seated player needs a positive integer stack, got {stack!r}")
 
-    def can_seat_player(self, seat: int, player: str, stack: int) -> bool:
-        try:
-            self.verify_seat_player(seat, player, stack)
-        except TableError:
-            return False
-        return True
+    can_seat_player = can(verify_seat_player, TableError)
 
     def seat_player(
         self, seat: int, player: str, stack: int, absent: bool = False, *, penalty_hands: int = 0
@@ -361,12 +357,7 @@ class Table:
         if seat not in self._seats:
             raise SeatEmptyError(f"seat {seat} is empty")
 
-    def can_unseat(self, seat: int) -> bool:
-        try:
-            self.verify_unseat(seat)
-        except TableError:
-            return False
-        return True
+    can_unseat = can(verify_unseat, TableError)
 
     def unseat(self, seat: int) -> SeatedPlayer:
         """Take the player in ``seat`` away (moved), between hands; returns them (``penalty_hands``
@@ -382,12 +373,7 @@ class Table:
         if type(amount) is not int or amount <= 0:
             raise StackError(f"chips added must be a positive integer, got {amount!r}")
 
-    def can_add_chips(self, seat: int, amount: int) -> bool:
-        try:
-            self.verify_add_chips(seat, amount)
-        except TableError:
-            return False
-        return True
+    can_add_chips = can(verify_add_chips, TableError)
 
     def add_chips(self, seat: int, amount: int) -> SeatedPlayer:
         """Add a rebuy or add-on to the stack in ``seat``, between hands."""
@@ -418,12 +404,7 @@ class Table:
         if type(hands) is not int or hands <= 0:
             raise PenaltyError(f"a penalty is a positive whole number of hands, got {hands!r}")
 
-    def can_penalize(self, seat: int, hands: int) -> bool:
-        try:
-            self.verify_penalize(seat, hands)
-        except TableError:
-            return False
-        return True
+    can_penalize = can(verify_penalize, TableError)
 
     def penalize(self, seat: int, hands: int) -> SeatedPlayer:
         """PEN-1: sit the player in ``seat`` out for the next ``hands`` hands they are dealt (they
@@ -440,12 +421,7 @@ class Table:
         if seat not in self._seats:
             raise SeatEmptyError(f"seat {seat} is empty")
 
-    def can_disqualify(self, seat: int) -> bool:
-        try:
-            self.verify_disqualify(seat)
-        except TableError:
-            return False
-        return True
+    can_disqualify = can(verify_disqualify, TableError)
 
     def disqualify(self, seat: int) -> int:
         """PEN-1: remove the player in ``seat`` between hands; returns their chips, which leave play
@@ -613,12 +589,7 @@ class Table:
         self._verify_between_hands("start a hand")
         self.next_positions()
 
-    def can_start_hand(self) -> bool:
-        try:
-            self.verify_start_hand()
-        except TableError:
-            return False
-        return True
+    can_start_hand = can(verify_start_hand, TableError)
 
     def start_hand(
         self,
@@ -697,12 +668,7 @@ class Table:
                 f"hand {hand_id}: chips not conserved, started with {before}, finished with {after}"
             )
 
-    def can_finish_hand(self, finishing_stacks: Mapping[int, int]) -> bool:
-        try:
-            self.verify_finish_hand(finishing_stacks)
-        except TableError:
-            return False
-        return True
+    can_finish_hand = can(verify_finish_hand, TableError)
 
     def finish_hand(self, finishing_stacks: Mapping[int, int]) -> HandResult:
         """Apply the finished hand's stacks (by seat), remember its positions, remove and return

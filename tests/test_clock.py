@@ -1,22 +1,29 @@
-"""The action clock (CLK-3) and the all-away counter (CLK-4): pure accounting, ``now`` passed in."""
+"""The action clock (CLK-3) and the all-away counter (CLK-4): pure accounting, ``now`` passed in;
+and the clock wired to a hand: a timeout is a function of (hand, clock, now) (CLK-1, CLK-2)."""
 
 from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_hand_rules import make_hand, three_handed
 
+from engine.actions import BetOrRaiseTo, CheckOrCall, Timeout
 from engine.clock import (
     ActionClock,
     AwayCounter,
     ClockError,
     ClockPhase,
     NoTimeBankError,
+    StaleClockError,
     TimeBanks,
     TimeBankSettings,
     UnknownPlayerError,
     shot_clock_seconds,
+    start_turn,
+    timeout_due,
 )
+from engine.events import ActionKind
 
 
 def test_clk_3_shot_clock_15_seconds_for_levels_of_15_minutes_or_less() -> None:
@@ -120,3 +127,98 @@ def test_clk_4_limit_is_a_setting() -> None:
     assert counter.limit_reached
     with pytest.raises(ClockError):
         AwayCounter(limit=0)
+
+
+# ---------------------------------------------------------------- the clock wired to a hand
+
+
+def test_clk_3_start_turn_gives_the_player_to_act_the_shot_clock_then_their_banks() -> None:
+    hand = make_hand(three_handed())
+    banks = TimeBanks.start(["p1", "p2", "p3"]).spend("p1")
+    clock = start_turn(hand, banks, now=100.0, shot_clock=15)
+    assert clock == ActionClock(started_at=100.0, shot_clock=15, banks_available=1, seat=1, player="p1"), (
+        f"expected seat 1 (p1) to get 15 s and its one bank left, got {clock}"
+    )
+    assert clock.deadline == 130.0, (
+        f"expected the deadline after the shot clock and one bank, got {clock.deadline}"
+    )
+
+
+def test_clk_2_timeout_due_only_at_the_deadline_then_folds_facing_a_bet_and_checks_otherwise() -> None:
+    hand = make_hand(three_handed())
+    banks = TimeBanks.start(["p1", "p2", "p3"])
+    clock = start_turn(hand, banks, now=0.0, shot_clock=15)
+    assert clock is not None and clock.deadline == 45.0, f"expected 15 s and two 15 s banks, got {clock}"
+    for now in (0.0, 14.9, 15.0, 44.9):
+        assert timeout_due(hand, clock, now) is None, f"no timeout before the deadline, at {now}"
+    action = timeout_due(hand, clock, 45.0)
+    assert action == Timeout(), f"expected the timeout at the deadline, got {action}"
+    taken = hand.act(action)
+    assert (taken.seat, taken.kind, taken.timed_out) == (1, ActionKind.FOLD, True), (
+        f"seat 1 faces the big blind: the timeout must fold (CLK-2), got {taken}"
+    )
+    banks = banks.after_turn(clock, 45.0)
+    assert banks.remaining("p1") == 0, f"a turn that timed out spent both banks, got {banks.remaining('p1')}"
+    hand.act(CheckOrCall())  # the small blind completes
+    clock = start_turn(hand, banks, now=50.0, shot_clock=15)
+    assert clock is not None and (clock.seat, clock.deadline) == (3, 95.0), (
+        f"expected seat 3's turn, got {clock}"
+    )
+    action = timeout_due(hand, clock, 200.0)
+    assert action is not None
+    taken = hand.act(action)
+    assert (taken.seat, taken.kind, taken.timed_out) == (3, ActionKind.CHECK, True), (
+        f"the big blind faces no bet: the timeout must check (CLK-2), got {taken}"
+    )
+
+
+def test_clk_3_a_player_acting_in_a_bank_spends_the_banks_that_started() -> None:
+    hand = make_hand(three_handed())
+    banks = TimeBanks.start(["p1", "p2", "p3"], TimeBankSettings(initial=3))
+    clock = start_turn(hand, banks, now=0.0, shot_clock=30)
+    assert clock is not None
+    assert banks.after_turn(clock, 29.0).remaining("p1") == 3, "acting within the shot clock spends no bank"
+    assert banks.after_turn(clock, 31.0).remaining("p1") == 2, "acting one second into a bank spends it"
+    assert banks.after_turn(clock, 61.0).remaining("p1") == 1, "acting in the second bank spends two"
+    hand.act(BetOrRaiseTo(300), seat=1)
+    banks = banks.after_turn(clock, 31.0)
+    clock = start_turn(hand, banks, now=31.0, shot_clock=30)
+    assert clock is not None and (clock.seat, clock.banks_available) == (2, 3), (
+        f"the next turn is seat 2's, with its own banks: got {clock}"
+    )
+    with pytest.raises(ClockError, match="names no player"):
+        banks.after_turn(ActionClock(started_at=0.0, shot_clock=30), 10.0)
+
+
+def test_clk_1_an_absent_player_gets_the_shot_clock_only_and_keeps_their_banks() -> None:
+    hand = make_hand(three_handed(absent=frozenset({1})))
+    banks = TimeBanks.start(["p1", "p2", "p3"])
+    clock = start_turn(hand, banks, now=0.0, shot_clock=15)
+    assert clock is not None and (clock.banks_available, clock.deadline) == (0, 15.0), (
+        f"expected the absent seat 1 to get the shot clock only, got {clock}"
+    )
+    assert timeout_due(hand, clock, 15.0) == Timeout()
+    assert banks.after_turn(clock, 15.0).remaining("p1") == 2, "an absent player's banks must be kept"
+    back = start_turn(hand, banks, now=0.0, shot_clock=15, absent=False)
+    assert back is not None and back.banks_available == 2, (
+        f"a player back at the table gets the banks, got {back}"
+    )
+
+
+def test_clk_2_a_clock_for_another_seat_is_refused_and_an_ended_hand_has_no_turn() -> None:
+    hand = make_hand(three_handed())
+    banks = TimeBanks.start(["p1", "p2", "p3"])
+    clock = start_turn(hand, banks, now=0.0, shot_clock=15)
+    assert clock is not None
+    hand.act(CheckOrCall())  # seat 1 acts: the clock's turn is over
+    with pytest.raises(StaleClockError, match="seat 1's turn, but seat 2 is to act"):
+        timeout_due(hand, clock, 100.0)
+    hand.act(Timeout())
+    hand.act(Timeout())
+    assert hand.street.value == "flop"
+    while hand.turn() is not None:
+        hand.act(Timeout())
+    assert start_turn(hand, banks, now=500.0, shot_clock=15) is None, "no turn once the hand is over"
+    assert timeout_due(hand, clock, 500.0) is None, "no timeout once the hand is over"
+    with pytest.raises(UnknownPlayerError):
+        start_turn(make_hand(three_handed()), TimeBanks.start(["p2", "p3"]), now=0.0, shot_clock=15)

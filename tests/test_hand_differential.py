@@ -33,8 +33,8 @@ How the two are lined up (rule choices, not weakened comparisons):
   stacks agree to the chip; the hands where a split leaves two or more odd chips are counted.
 - pokerkit runs in tournament mode, which refuses a fold when checking is possible, as feltd does.
 
-Two rules where feltd deliberately departs from pokerkit (engine.hand's docstring), handled so
-that nothing is skipped silently (the test prints how many hands went each way):
+Three rules where feltd deliberately departs from pokerkit (engine.hand's docstring), handled so
+that nothing is skipped silently (the test prints how many decisions went each way):
 
 - Reopening (BET-2, TDA Rule 43). Where the two disagree only on whether the player to act may
   raise, ``bet_2_difference`` works out from the public log alone that it is exactly the rule's
@@ -44,6 +44,13 @@ that nothing is skipped silently (the test prints how many hands went each way):
   pokerkit's running sum of short all-ins refuses (then a call or fold is played). Everything
   else at that decision is compared, the action played is legal in both, and the finishing
   stacks must still agree exactly.
+- Fixed limit's half-bet rule (BET-2, TDA Rule 47-B). feltd counts an all-in raise of at least
+  half a bet as a full raise and one of less as a call plus chips; pokerkit judges every all-in
+  as in no limit and counts each raise toward the cap. At a fixed-limit decision where they
+  disagree on the raise (whether one is allowed, or its total), ``fixed_limit_difference``
+  checks that the round had an all-in raise of less than a full bet and that feltd allows
+  exactly what the rule, worked out from the public log, allows; a call or fold is then played,
+  which both accept, and the finishing stacks must still agree exactly.
 - Short big blind (BET-2). feltd has the others call the full big blind, as card rooms do;
   pokerkit's amount to call is the largest blind posted and a raise to the full blind is below
   its minimum raise (tried: ``complete_bet_or_raise_to`` refuses it), so no faithful replay in
@@ -84,7 +91,7 @@ from pokerkit import (
 from pokerkit import (
     Street as PkStreet,
 )
-from public_log import bet_2_full_raise_and_acted
+from public_log import bet_2_reading
 
 from engine.betting import AnteKind, Game, HandSetup, Limit, SeatSetup, max_raises, street_bet_size
 from engine.betting import Street as FeltdStreet
@@ -123,6 +130,11 @@ STRUCTURES = {
     Limit.FIXED_LIMIT: BettingStructure.FIXED_LIMIT,
 }
 STREET_ORDER = (FeltdStreet.PREFLOP, FeltdStreet.FLOP, FeltdStreet.TURN, FeltdStreet.RIVER)
+FIXED_LIMIT_DIFFERENCES = (
+    "fixed limit: only pokerkit allows a raise",
+    "fixed limit: only feltd allows a raise",
+    "fixed limit: the raise-to differs",
+)
 
 
 def random_setup(rng: random.Random, number: int, *, short_big_blind: bool = False) -> HandSetup:
@@ -389,7 +401,7 @@ def bet_2_difference(hand: Hand, got: tuple[Any, ...], expected: tuple[Any, ...]
     facing more than a full raise, whom feltd lets raise). Everything else must still agree."""
     if got[:2] != expected[:2]:
         return None
-    full, acted, _ = bet_2_full_raise_and_acted(hand)
+    full, acted, _, _, _ = bet_2_reading(hand)
     if got[2:] == (None, None) and expected[2] is not None:
         assert acted and got[1] < full, (
             f"feltd refuses a raise pokerkit allows {where}, but the actor {'has' if acted else 'has not'}"
@@ -403,6 +415,49 @@ def bet_2_difference(hand: Hand, got: tuple[Any, ...], expected: tuple[Any, ...]
         )
         return "pokerkit"
     return None
+
+
+def fixed_limit_difference(
+    hand: Hand, got: tuple[Any, ...], expected: tuple[Any, ...], where: str
+) -> str | None:
+    """In fixed limit, when feltd and pokerkit disagree only on the raise the player to act may
+    make, check that it is the half-bet rule's case (BET-2, TDA Rule 47-B, engine.hand's
+    docstring) and say how they differ; ``None`` for any other difference (which the caller
+    reports). feltd counts an all-in raise of at least half a bet as a full raise (it reopens the
+    betting and counts toward the cap) and one of less as a call plus chips (it reopens nothing,
+    does not count, and the next raise completes a full bet over the last one that counted);
+    pokerkit judges every all-in raise as in no limit and counts each toward the cap. So they can
+    differ only in a round that had an all-in raise of less than a full bet, and there feltd must
+    allow exactly what the rule, worked out from the public log (``bet_2_reading``), allows."""
+    if hand.setup.limit is not Limit.FIXED_LIMIT or got[:2] != expected[:2]:
+        return None
+    reading = bet_2_reading(hand)
+    assert reading.short_all_in_raise, (
+        f"fixed limit: feltd and pokerkit differ on the raise {where} in a round without an all-in raise"
+        f" of less than a full bet: pokerkit {expected}, feltd {got}"
+    )
+    seat, call = got[0], got[1]
+    stacks, bets = hand.stacks, hand.bets
+    current = bets[seat] + call if stacks[seat] > call else max(bets.values())
+    answerable = any(stacks[other] + bets[other] > current for other in hand.seats_in_hand if other != seat)
+    cap = max_raises(hand.setup.limit, hand.street)
+    allowed = (
+        stacks[seat] > call
+        and (cap is None or reading.raises < cap)
+        and answerable
+        and not (reading.acted and call < reading.reopening)
+    )
+    raise_to = min(stacks[seat] + bets[seat], reading.raise_to)
+    rule = (raise_to, raise_to) if allowed else (None, None)
+    assert got[2:] == rule, (
+        f"fixed limit {where}: the half-bet rule gives (min raise-to, max raise-to) = {rule} ({reading}),"
+        f" feltd {got[2:]} (pokerkit {expected})"
+    )
+    if got[2] is None:
+        return "fixed limit: only pokerkit allows a raise"
+    if expected[2] is None:
+        return "fixed limit: only feltd allows a raise"
+    return "fixed limit: the raise-to differs"
 
 
 def lifted_big_blind(hand: Hand) -> bool:
@@ -552,7 +607,9 @@ def play(number: int, rng: random.Random) -> Played:
         )
         got = (legal.seat, legal.call_amount, legal.min_raise_to, legal.max_raise_to)
         refuser = None
-        if got != expected:
+        if got != expected and setup.limit is Limit.FIXED_LIMIT:
+            refuser = fixed_limit_difference(hand, got, expected, f"after {actions} in {setup}")
+        elif got != expected:
             refuser = bet_2_difference(hand, got, expected, f"after {actions} in {setup}")
         if refuser is None:
             assert got == expected, (
@@ -561,8 +618,9 @@ def play(number: int, rng: random.Random) -> Played:
             )
         else:
             refusals[refuser] += 1
-        # Where only feltd may raise, play a call or fold, which both accept.
-        event = choose_and_act(rng, hand, may_raise=refuser != "pokerkit")
+        # Where only feltd may raise, or the two raise to different totals, play a call or fold,
+        # which both accept.
+        event = choose_and_act(rng, hand, may_raise=refuser not in ("pokerkit", *FIXED_LIMIT_DIFFERENCES))
         actions.append(f"{event.seat}:{event.kind}:{event.to_amount}{':t' if event.timed_out else ''}")
         if event.kind is ActionKind.FOLD:
             state.fold()
@@ -638,14 +696,19 @@ def test_bet_1_2_3_differential_finishing_stacks_match_pokerkit() -> None:
             refusals += played.refusals
             kinds[f"{played.setup.limit}/{played.setup.ante_kind}"] += 1
             covered.update(played.features)
+    fixed = {name: refusals[name] for name in FIXED_LIMIT_DIFFERENCES}
     print(
         f"\ndifferential: {HANDS} hands compared with pokerkit (legal actions at every decision and"
-        f" finishing stacks, all equal; BET-2 decisions where only pokerkit allowed a raise:"
-        f" {refusals['feltd']}, only feltd: {refusals['pokerkit']}; {several} hands where a split left"
+        f" finishing stacks, all equal; BET-2 decisions in no limit and pot limit where only pokerkit"
+        f" allowed a raise: {refusals['feltd']}, only feltd: {refusals['pokerkit']}; fixed-limit decisions"
+        f" where the half-bet rule differs from pokerkit: {fixed}; {several} hands where a split left"
         f" two or more odd chips, all to the first winner in both); {dict(covered)}"
     )
     assert HANDS >= 10_000, f"acceptance item 2 asks for 10,000 hands or more, got {HANDS}"
     assert refusals["feltd"] >= HANDS // 1000, f"expected BET-2 refusals to be exercised, got {refusals}"
+    assert all(count >= 10 for count in fixed.values()), (
+        f"expected each fixed-limit half-bet difference to be exercised, got {fixed}"
+    )
     assert several >= 5, f"expected splits leaving two or more odd chips to be exercised, got {several}"
     assert len(kinds) == 9, f"expected every limit x ante mix to be played, got {kinds}"
     rare = {name: count for name, count in covered.items() if count < HANDS // 100}

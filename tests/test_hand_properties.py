@@ -26,7 +26,7 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
-from public_log import bet_2_full_raise_and_acted
+from public_log import bet_2_reading
 
 from engine.betting import AnteKind, Game, HandSetup, Limit, SeatSetup, Street, max_raises
 from engine.events import (
@@ -321,7 +321,8 @@ def test_bet_2_amount_to_call_and_reopening_follow_the_rule_at_every_decision(
     """At every decision of a random hand: the amount to call is the largest bet, preflop never
     less than the big blind (a short blind does not lower it); and a raise is allowed exactly when
     the player has chips beyond the call, the fixed-limit cap is not reached, someone could answer
-    it, and the player has not acted since the last full raise unless facing a full raise."""
+    it, and the player has not acted since the last full raise unless facing a full raise (in
+    fixed limit, half a bet)."""
     rng = random.Random(seed)
     hand = Hand(setup, rng=rng)
     while not hand.is_over:
@@ -335,7 +336,7 @@ def test_bet_2_amount_to_call_and_reopening_follow_the_rule_at_every_decision(
         assert legal.call_amount == min(stacks[seat], to_call), (
             f"expected to call {to_call} (stack {stacks[seat]}), got {legal} in {setup}"
         )
-        full, acted, raises = bet_2_full_raise_and_acted(hand)
+        full, acted, raises, _, _ = bet_2_reading(hand)
         cap = max_raises(setup.limit, hand.street)
         answerable = any(
             stacks[other] + bets[other] > current for other in hand.seats_in_hand if other != seat

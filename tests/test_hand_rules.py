@@ -1,6 +1,7 @@
 """Named rule tests for the hand engine: one or more tests per rule id of RULES.md that
 ``engine.hand`` enforces (BET-1..4, LVL-1, CLK-1, CLK-2, BTN-1, BTN-2) and the provably fair
-deck commitment. Each hand is dealt from exact cards (``deck_for``) so the outcome is known."""
+deck commitment. Each hand is dealt from exact cards (``deck_for``) so the outcome is known;
+one hypothesis test holds BET-2's fast path to its plain rule on random hands."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import random
 from collections.abc import Mapping
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.betting import AnteKind, Game, HandSetup, HandSetupError, Limit, SeatSetup, Street
 from engine.cards import parse_cards
@@ -35,6 +38,7 @@ from engine.hand import (
     CannotRaiseAllIn,
     FacingBet,
     Hand,
+    HandError,
     HandInProgress,
     HandOver,
     InvalidAmount,
@@ -43,6 +47,7 @@ from engine.hand import (
     NothingToCall,
     NotYourTurn,
     RaiseCapReached,
+    RaiseNotAllowed,
     RaiseTooLarge,
     RaiseTooSmall,
     deck_for,
@@ -354,6 +359,179 @@ def test_bet_2_short_raise_over_a_short_opening_bet_does_not_reopen() -> None:
     )
     with pytest.raises(BettingNotReopened, match="less than a full raise of 100"):
         hand.bet_or_raise_to(500)
+
+
+def fixed_limit_flop_with_a_short_all_in(all_in_to: int) -> Hand:
+    """Fixed limit 50/100 (a 100 bet on the flop), seats 1..4, button 1: everyone calls the big
+    blind, then on the flop seat 2 bets 100, seat 3 calls and seat 4 raises all-in to
+    ``all_in_to``; seat 1 is to act."""
+    stacks = {1: 10_000, 2: 10_000, 3: 10_000, 4: 100 + all_in_to}
+    hand = make_hand(make_setup(stacks, button=1, small=2, big=3, limit=Limit.FIXED_LIMIT))
+    for _ in range(4):  # 4, 1 call; 2 completes; 3 checks
+        hand.check_or_call()
+    assert hand.street is Street.FLOP and hand.actor == 2
+    hand.bet_or_raise_to(100)  # seat 2 bets
+    hand.check_or_call()  # seat 3 calls
+    event = hand.bet_or_raise_to(all_in_to)  # seat 4 all-in
+    assert event.all_in and event.kind is ActionKind.RAISE, f"expected seat 4's all-in raise, got {event}"
+    return hand
+
+
+def test_bet_2_fixed_limit_all_in_raise_of_half_a_bet_is_a_full_raise() -> None:
+    # TDA Rule 47-B: 50 over a 100 bet is half a bet, so a full raise. It reopens the betting for
+    # seats 2 and 3, who acted, and counts toward the cap: the bet, 150, then two more raises.
+    hand = fixed_limit_flop_with_a_short_all_in(150)
+    legal = hand.legal_actions()
+    assert (legal.seat, legal.call_amount, legal.min_raise_to, legal.max_raise_to) == (1, 150, 250, 250), (
+        f"expected seat 1 to call 150 or raise a full bet over it, to 250, got {legal}"
+    )
+    hand.check_or_call()  # seat 1 calls 150
+    legal = hand.legal_actions()
+    assert (legal.seat, legal.call_amount, legal.min_raise_to) == (2, 50, 250), (
+        f"expected the betting reopened for seat 2, who bet before the all-in, got {legal}"
+    )
+    hand.bet_or_raise_to(250)  # seat 2: the second raise
+    hand.bet_or_raise_to(350)  # seat 3: the third raise, the cap
+    legal = hand.legal_actions()
+    assert (legal.seat, legal.min_raise_to) == (1, None), f"expected the cap reached, got {legal}"
+    with pytest.raises(RaiseCapReached, match="a bet and 3 raises"):
+        hand.bet_or_raise_to(450)
+
+
+def test_bet_2_fixed_limit_all_in_raise_of_less_than_half_a_bet_is_a_call_plus_chips() -> None:
+    # 40 over a 100 bet is less than half a bet: a call plus chips. It reopens nothing for seats 2
+    # and 3, does not count toward the cap, and a raise completes a full bet over the 100 bet:
+    # to 200, not 240 (the TDA's "complete").
+    hand = fixed_limit_flop_with_a_short_all_in(140)
+    legal = hand.legal_actions()
+    assert (legal.seat, legal.call_amount, legal.min_raise_to, legal.max_raise_to) == (1, 140, 200, 200), (
+        f"expected seat 1, who has not acted, to call 140 or complete the raise to 200, got {legal}"
+    )
+    hand.check_or_call()  # seat 1 calls 140
+    for seat in (2, 3):
+        legal = hand.legal_actions()
+        assert (legal.seat, legal.call_amount, legal.min_raise_to) == (seat, 40, None), (
+            f"expected seat {seat}, who acted before the call plus chips, to call or fold only, got {legal}"
+        )
+        with pytest.raises(BettingNotReopened, match="faces 40 more, less than half a bet of 100"):
+            hand.bet_or_raise_to(240)
+        assert not hand.can_bet_or_raise_to(200)
+        hand.check_or_call()
+    assert hand.street is Street.TURN, f"expected the flop over, got {hand}"
+
+    # Not counted toward the cap: after it, the bet and three raises still fit.
+    hand = fixed_limit_flop_with_a_short_all_in(140)
+    for raise_to in (200, 300, 400):  # seats 1, 2, 3: raises 1 to 3 over the bet
+        hand.bet_or_raise_to(raise_to)
+    legal = hand.legal_actions()
+    assert (legal.seat, legal.min_raise_to) == (1, None), f"expected the cap after three raises, got {legal}"
+
+
+def test_bet_2_fixed_limit_short_all_ins_adding_up_to_half_a_bet_make_a_full_raise() -> None:
+    # Two calls plus chips, +30 and +30: the second is 60 over the last bet that counted (100),
+    # half a bet or more, so it is a full raise: it reopens the betting and the next raise is a
+    # full bet over it.
+    stacks = {1: 10_000, 2: 10_000, 3: 10_000, 4: 230, 5: 260}
+    hand = make_hand(make_setup(stacks, button=1, small=2, big=3, limit=Limit.FIXED_LIMIT))
+    for _ in range(5):  # 4, 5, 1 call; 2 completes; 3 checks
+        hand.check_or_call()
+    hand.bet_or_raise_to(100)  # flop: seat 2 bets
+    hand.check_or_call()  # seat 3 calls
+    hand.bet_or_raise_to(130)  # seat 4 all-in: +30, a call plus chips
+    legal = hand.legal_actions()
+    assert (legal.seat, legal.min_raise_to) == (5, 160), (
+        f"expected seat 5 all-in for 160 at most, got {legal}"
+    )
+    hand.bet_or_raise_to(160)  # seat 5 all-in: +30 more, 60 over the bet
+    hand.check_or_call()  # seat 1 calls 160
+    legal = hand.legal_actions()
+    assert (legal.seat, legal.call_amount, legal.min_raise_to) == (2, 60, 260), (
+        f"expected the betting reopened for seat 2, to 160 + 100, got {legal}"
+    )
+
+
+@st.composite
+def short_stacked_setups(draw: st.DrawFn) -> HandSetup:
+    """2..6 players in any limit, stacks of up to a dozen big blinds, so that short all-ins
+    (the cases BET-2 is about) come often, many a chip either side of a multiple of half a big
+    blind, so that all-ins fall on the rule's boundaries (half a bet, a full raise); sometimes
+    per-player antes."""
+    limit = draw(st.sampled_from(Limit))
+    count = draw(st.integers(2, 6))
+    big = draw(st.sampled_from((2, 3, 10, 100)))
+    half = max(1, big // 2)
+    on_boundary = st.builds(lambda k, d: max(1, k * half + d), st.integers(1, 24), st.integers(-1, 1))
+    stack = st.one_of(st.integers(1, 12 * big), on_boundary, on_boundary)
+    stacks = draw(st.lists(stack, min_size=count, max_size=count))
+    ante = draw(st.sampled_from((0, 0, max(1, big // 4))))
+    seats = tuple(range(1, count + 1))
+    order = deal_order(seats, count)
+    small, big_seat = (count, 1) if count == 2 else (order[0], order[1])
+    return make_setup(
+        dict(zip(seats, stacks, strict=True)),
+        button=count,
+        small=small,
+        big=big_seat,
+        blinds=(max(1, big // 2), big),
+        ante=ante,
+        ante_kind=AnteKind.EACH if ante else AnteKind.NONE,
+        limit=limit,
+    )
+
+
+@settings(max_examples=1000, deadline=None)
+@given(setup=short_stacked_setups(), seed=st.integers(0, 2**32))
+def test_bet_2_fast_path_agrees_with_the_plain_rule_on_random_hands(setup: HandSetup, seed: int) -> None:
+    """The BET-2 decision is made in one place, read plainly from the round's actions
+    (``Hand._bet_2``, behind ``verify_bet_or_raise_to`` and ``can_bet_or_raise_to``); the hot
+    paths (``legal_actions`` and ``bet_or_raise_to``) use state kept up to date instead. At every
+    decision of random hands both must agree: a raise is allowed exactly from the least to the
+    most total ``legal_actions`` gives, and ``bet_or_raise_to`` accepts exactly the amounts the
+    verify-method accepts, changing nothing when it refuses."""
+    rng = random.Random(seed)
+    hand = Hand(setup, rng=rng)
+    while not hand.is_over:
+        legal = hand.legal_actions()
+        seat = legal.seat
+        stack, bet = hand.stacks[seat], hand.bets[seat]
+        all_in = stack + bet
+        if legal.min_raise_to is None:
+            # The verify-method asks the plain rule whether a raise is allowed before judging the
+            # amount, so for any amount it names the reason there is no raise.
+            assert legal.max_raise_to is None, f"one raise bound without the other: {legal}"
+            with pytest.raises(RaiseNotAllowed):
+                hand.verify_bet_or_raise_to(all_in)
+        else:
+            low, high = legal.min_raise_to, legal.max_raise_to
+            assert high is not None
+            accepted = [hand.can_bet_or_raise_to(amount) for amount in (low - 1, low, high, high + 1)]
+            assert accepted == [False, True, True, False], (
+                f"legal_actions allows raises to {low}..{high}; the plain rule accepts"
+                f" {low - 1}, {low}, {high}, {high + 1}: {accepted}, in {setup}, events {hand.events}"
+            )
+        roll = rng.random()
+        if roll < 0.45:
+            # Raises, legal or not, most of them on or next to a bound; all-ins come often.
+            near = [
+                b + d for b in (legal.min_raise_to, legal.max_raise_to) if b is not None for d in (-1, 0, 1)
+            ]
+            amount = rng.choice(near) if near and roll < 0.35 else rng.randint(bet, all_in + 1)
+            allowed = hand.can_bet_or_raise_to(amount)
+            before = (hand.stacks, hand.bets, len(hand.events))
+            try:
+                hand.bet_or_raise_to(amount)
+            except HandError as error:
+                assert not allowed, f"bet_or_raise_to({amount}) refused ({error}) what the plain rule allows"
+                assert (hand.stacks, hand.bets, len(hand.events)) == before, (
+                    "a refused raise changed the hand"
+                )
+                hand.check_or_call()
+            else:
+                assert allowed, f"bet_or_raise_to({amount}) accepted what the plain rule refuses, in {setup}"
+        elif roll < 0.55 and legal.can_fold:
+            hand.fold()
+        else:
+            hand.check_or_call()
 
 
 def test_bet_2_short_big_blind_others_call_the_full_blind() -> None:
