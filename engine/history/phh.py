@@ -29,6 +29,14 @@ How our hands map onto the format (the PHH spec, "Position" and "Required Fields
   timed-out action carries the commentary ``# timeout``. When an all-in ends the betting, the
   hands are shown before the remaining board cards, which is where pokerkit expects them.
 
+Import reads what pokerkit reads. Amounts may be decimal (cash games in dollars and cents, a
+split pot written in halves): they are read exactly (TOML floats as ``Decimal``, never ``float``)
+and scaled to whole units, ``PhhHand.scale`` being 10 to the most decimal places any amount of the
+hand uses (``200.30`` and ``cbr 3.5`` give scale 100, and 20030 and 350 units); more than
+``MAX_DECIMAL_PLACES`` is refused, never rounded. A starting stack written ``inf`` (pokerkit's
+unlimited stack: a history that does not know it) is ``None``. How the replay reads the rest
+(heads-up antes, missing actions, a fold where a check was possible) is in engine.history.replay.
+
 Where pokerkit, reading our files, ends on other stacks than ``finishing_stacks`` (by rule, not by
 a fault of the file): a short big blind followed by a call before the flop (we have the others
 call the full big blind, BET-2 in engine.hand; PHH's ``cc`` makes pokerkit call what was posted,

@@ -11,6 +11,38 @@ must name the cards our engine deals at that point. Unknown hole cards (``d dh p
 that folded unseen) are filled with unused cards by ``deck_for``; cards a player shows later
 fill in their unknown hand. ``sm`` actions are not replayed either: our
 engine decides who shows (BET-4) and the pots do not depend on it.
+
+The replay reads what pokerkit reads. Where a file says something live play never does, the
+replay reads it as pokerkit does and says so in ``ReplayResult.notes``; live play is unchanged:
+
+- Amounts are whole units of the hand's ``PhhHand.scale`` (dollars and cents: scale 100; see
+  engine.history.phh); results are in those units.
+- An unknown starting stack (``inf``, as the iPoker histories have) is played as a stack deeper
+  than anything the hand asks, so that player is never all-in; its finishing stack is unknown.
+- Heads-up, a lone ante is the big blind's whether written ``[0, A]`` (the spec, pokerkit since
+  0.2) or ``[A, 0]`` (before).
+- An action missing from the file (the file names another player than the one to act, or deals
+  a board or shows hands while someone is still to act) is filled in as pokerkit repairs a
+  history: that player checks when it can and otherwise folds.
+- A fold where a check was possible (live play refuses it: ``NoBetToFold``) is played as the hand
+  folded at once (``Hand.kill``): its chips stay in the pot as a fold's do, so the stacks are the
+  file's.
+- A file whose actions stop before the hand ends is accepted without finishing stacks.
+
+Rule differences. Our rules differ from pokerkit's in three documented cases (engine.hand): a
+short all-in does not reopen the betting to a player who already acted (BET-2), the others call
+the full big blind after a short big blind (BET-2), and an all-in player's per-player ante is
+contested like its other chips where pokerkit, with ``ante_trimming_status`` false, puts every
+ante in the main pot. The replay does not switch to pokerkit's rules for such a hand: it plays
+the hand under ours, and when our engine refuses the file's raise for the reopening rule
+(``BettingNotReopened``), or ends on other stacks than the file's in a hand where a short big
+blind was called or an all-in player had posted a per-player ante with trimming off, the result
+is accepted as a *departure* (``ReplayResult.departure`` names the rule) instead of a failure:
+the file's actions were legal under its site's rules, ours are the ones we play, and both
+outcomes are printed. Why not a pokerkit mode: card rooms play these cases as we do (TDA Rule
+43; the full blind to call, see engine.hand), so a real history rarely departs (none of the
+10,000 Pluribus, 26 WSOP and 67 HandHQ hands replayed when this was written did), and a second
+set of betting rules in the replay would be an engine of its own to keep right.
 """
 
 from __future__ import annotations
@@ -18,10 +50,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from engine.betting import AnteKind, Game, HandSetup, Limit, SeatSetup
+from engine.betting import AnteKind, Game, HandSetup, Limit, SeatSetup, Street
 from engine.cards import Card, cards_str
-from engine.events import HandEvent
-from engine.hand import Hand, NoBetToFold, deck_for
+from engine.events import ActionTaken, AntePosted, BlindKind, BlindPosted, HandEvent
+from engine.hand import BettingNotReopened, Hand, NoBetToFold, deck_for
 from engine.history.phh import PhhAction, PhhActionKind, PhhError, PhhHand, PhhUnsupportedError, parse_action
 
 __all__ = ["RefusedAction", "ReplayPlan", "ReplayResult", "plan_replay", "replay"]
@@ -76,16 +108,21 @@ class ReplayResult:
     notes: tuple[str, ...] = ()
     complete: bool = True  # False: the file's actions stop while a player is still to act
     scale: int = 1
+    # One of the documented cases where our rules play the file's hand differently from the
+    # rules its site (and pokerkit) played: which rule, and how (see the module docstring).
+    departure: str | None = None
 
     @property
     def accepted(self) -> bool:
-        """Every action of the file was played (a history that stops early included)."""
-        return self.refused is None and self.error is None
+        """Every action of the file was played (a history that stops early included), or our
+        engine stopped or ended elsewhere only by a documented rule difference (``departure``)."""
+        return self.error is None and (self.refused is None or self.departure is not None)
 
     @property
     def agrees(self) -> bool:
-        """Accepted and, when the file has them, at the file's finishing stacks."""
-        if not self.accepted:
+        """Played under our rules without a departure and, when the file has them, at the
+        file's finishing stacks."""
+        if self.refused is not None or self.error is not None or self.departure is not None:
             return False
         return self.expected is None or self.expected == self.finishing_stacks
 
@@ -246,7 +283,7 @@ def replay(phh: PhhHand) -> ReplayResult:
         return ReplayResult(label, None, phh.finishing_stacks, error=str(exc), scale=scale)
     notes = list(plan.notes)
 
-    def refused(index: int, text: str, reason: str) -> ReplayResult:
+    def refused(index: int, text: str, reason: str, departure: str | None = None) -> ReplayResult:
         return ReplayResult(
             label,
             None,
@@ -257,6 +294,7 @@ def replay(phh: PhhHand) -> ReplayResult:
             tuple(hand.events),
             tuple(notes),
             scale=scale,
+            departure=departure,
         )
 
     board_seen = 0
@@ -294,6 +332,8 @@ def replay(phh: PhhHand) -> ReplayResult:
             else:
                 assert action.amount is not None
                 hand.bet_or_raise_to(action.amount, seat=seat)
+        except BettingNotReopened as exc:
+            return refused(index, action.text, f"{type(exc).__name__}: {exc}", _REOPENING)
         except ValueError as exc:
             return refused(index, action.text, f"{type(exc).__name__}: {exc}")
     if not hand.is_over:
@@ -316,9 +356,53 @@ def replay(phh: PhhHand) -> ReplayResult:
     known = phh.starting_stacks
     ours = tuple(None if known[i] is None else stacks[seat] for i, seat in enumerate(plan.seats))
     events = tuple(hand.events)
+    departure = None
+    if phh.finishing_stacks is not None and phh.finishing_stacks != ours:
+        departure = _stacks_departure(phh, plan.setup, events)
     return ReplayResult(
-        label, ours, phh.finishing_stacks, None, None, plan.setup, events, tuple(notes), scale=scale
+        label,
+        ours,
+        phh.finishing_stacks,
+        None,
+        None,
+        plan.setup,
+        events,
+        tuple(notes),
+        scale=scale,
+        departure=departure,
     )
+
+
+_REOPENING = (
+    "BET-2 reopening: under our rules an all-in for less than a full raise does not reopen the"
+    " betting to a player who already acted; the file's site (as pokerkit) let that player raise"
+)
+_SHORT_BIG_BLIND = (
+    "BET-2 short big blind: under our rules the others call the full big blind; the file's site"
+    " (as pokerkit) had them call what the short big blind posted"
+)
+_DEAD_ANTES = (
+    "antes: with ante_trimming_status false the file's site (as pokerkit) put every ante in the"
+    " main pot; under our rules an all-in player's ante is contested like its other chips"
+)
+
+
+def _stacks_departure(phh: PhhHand, setup: HandSetup, events: Sequence[HandEvent]) -> str | None:
+    """Which documented rule difference explains our other finishing stacks, if one does."""
+    blinds = {event.blind: event.amount for event in events if isinstance(event, BlindPosted)}
+    if BlindKind.BIG in blinds and max(blinds.values()) < setup.big_blind:
+        called = any(
+            isinstance(event, ActionTaken) and event.street is Street.PREFLOP and event.amount
+            for event in events
+        )
+        if called:
+            return _SHORT_BIG_BLIND
+    all_in = any(
+        isinstance(event, ActionTaken | AntePosted | BlindPosted) and event.all_in for event in events
+    )
+    if setup.ante_kind is AnteKind.EACH and not phh.ante_trimming_status and all_in:
+        return _DEAD_ANTES
+    return None
 
 
 def _fill_missing(

@@ -3,8 +3,10 @@
 Each hand of each ``.phh``/``.phhs`` file (directories are searched recursively) is played through
 our engine with the cards it names. Per hand it prints our finishing stacks (in the file's own
 unit, e.g. dollars and cents) and the replay's notes, or the action our engine refused and why,
-or where our stacks differ from the file's ``finishing_stacks``. The exit status is 1 if any hand
-was refused, could not be read, or disagrees; 0 otherwise.
+or where our stacks differ from the file's ``finishing_stacks``. A hand our rules play differently
+from the file's site in a documented case (``ReplayResult.departure``) is printed as DEPARTS with
+the rule. The exit status is 1 if any hand was refused, could not be read, or disagrees other
+than by such a departure; 0 otherwise.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{name}: no such file or directory", file=sys.stderr)
             return 2
 
-    hands = agreed = failed = at_stacks = incomplete = noted = 0
+    hands = agreed = failed = at_stacks = incomplete = noted = departed = 0
     for path in files:
         try:
             loaded = load_path(path)
@@ -51,7 +53,17 @@ def run(args: argparse.Namespace) -> int:
             hands += 1
             result = replay(phh)
             notes = "".join(f"\n  note: {note}" for note in result.notes)
-            if result.error is not None:
+            if result.departure is not None:
+                departed += 1
+                where = "" if result.refused is None else f" at action {result.refused.index}"
+                ours = (
+                    ""
+                    if result.refused is not None
+                    else f" ours {_amounts(result.finishing_stacks, result.scale)}"
+                )
+                theirs = f" file {_amounts(result.expected, result.scale)}"
+                print(f"{result.label}: DEPARTS{where} ({result.departure}){ours}{theirs}{notes}")
+            elif result.error is not None:
                 failed += 1
                 print(f"{result.label}: NOT REPLAYABLE {result.error}")
             elif result.refused is not None:
@@ -73,8 +85,9 @@ def run(args: argparse.Namespace) -> int:
                 if not args.quiet:
                     print(f"{result.label}: {_amounts(result.finishing_stacks, result.scale)}{notes}")
     print(
-        f"{hands} hands in {len(files)} files: {agreed} accepted ({at_stacks} at the file's finishing stacks,"
-        f" {incomplete} cut short, {noted} with notes), {failed} refused or disagree"
+        f"{hands} hands in {len(files)} files: {agreed + departed} accepted ({at_stacks} at the file's"
+        f" finishing stacks, {incomplete} cut short, {noted} with notes, {departed} departing by a"
+        f" documented rule difference), {failed} refused or disagree"
     )
     return 1 if failed else 0
 
