@@ -565,13 +565,15 @@ def _read_amounts(raw: Mapping[str, Any], source: str) -> _Amounts:
     return _Amounts(arrays, values, 10**places)
 
 
-def _units_array(amounts: _Amounts, name: str, source: str) -> tuple[int, ...] | None:
+def _units_array(amounts: _Amounts, name: str) -> tuple[int, ...] | None:
     array = amounts.arrays[name]
     if array is None:
         return None
-    if any(item is None for item in array):
-        raise PhhError(f"{source}: {name} must hold finite chip amounts")
-    return tuple(_scaled(item, amounts.scale, name) for item in array if item is not None)
+    units = []
+    for item in array:
+        assert item is not None, name  # only starting_stacks may be unknown (_read_amounts)
+        units.append(_scaled(item, amounts.scale, name))
+    return tuple(units)
 
 
 def _int_value(raw: Mapping[str, Any], name: str, source: str) -> int | None:
@@ -591,9 +593,9 @@ def _from_table(raw: Mapping[str, Any], source: str) -> PhhHand:
         raise PhhError(f"{source}: required field 'variant' is missing or not a string")
     amounts = _read_amounts(raw, source)
     scale = amounts.scale
-    antes = _units_array(amounts, "antes", source)
-    blinds = _units_array(amounts, "blinds_or_straddles", source) or ()
-    finishing = _units_array(amounts, "finishing_stacks", source)
+    antes = _units_array(amounts, "antes")
+    blinds = _units_array(amounts, "blinds_or_straddles") or ()
+    finishing = _units_array(amounts, "finishing_stacks")
     raw_stacks = amounts.arrays["starting_stacks"]
     assert antes is not None and raw_stacks is not None
     stacks = tuple(None if item is None else _scaled(item, scale, "starting_stacks") for item in raw_stacks)

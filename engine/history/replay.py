@@ -41,7 +41,7 @@ is accepted as a *departure* (``ReplayResult.departure`` names the rule) instead
 the file's actions were legal under its site's rules, ours are the ones we play, and both
 outcomes are printed. Why not a pokerkit mode: card rooms play these cases as we do (TDA Rule
 43; the full blind to call, see engine.hand), so a real history rarely departs (none of the
-10,000 Pluribus, 26 WSOP and 67 HandHQ hands replayed when this was written did), and a second
+10,000 Pluribus, 26 WSOP and 91 HandHQ hands replayed when this was written did), and a second
 set of betting rules in the replay would be an engine of its own to keep right.
 """
 
