@@ -482,7 +482,10 @@ def test_acceptance_5_simulate_2000_hands_pokerkit_and_phh_replay_agree(
     code = main(["phh", "replay", "--quiet", str(out)])
     printed = capsys.readouterr().out
     assert code == 0, printed
-    assert "2000 hands in 2000 files: 2000 agree, 0 refused or disagree" in printed, printed
+    summary = "2000 hands in 2000 files: 2000 accepted (2000 at the file's finishing stacks, 0 cut short,"
+    assert summary + " 0 with notes, 0 departing by a documented rule difference), 0 refused" in printed, (
+        printed
+    )
 
 
 def test_phh_replay_command_exits_1_on_a_tampered_file(
@@ -510,7 +513,8 @@ def test_phh_replay_command_exits_1_on_a_tampered_file(
     victim.write_text(text, encoding="utf-8")
     assert main(["phh", "replay", str(out)]) == 1
     printed = capsys.readouterr().out
-    assert "DISAGREES" in printed and "4 agree, 1 refused or disagree" in printed, printed
+    assert "DISAGREES" in printed and "4 accepted (4 at the file's finishing stacks" in printed, printed
+    assert "1 refused or disagree" in printed, printed
 
 
 @pytest.mark.parametrize(("limit", "ante"), [("pl", "bb"), ("fl", "each")])

@@ -29,6 +29,14 @@ How our hands map onto the format (the PHH spec, "Position" and "Required Fields
   timed-out action carries the commentary ``# timeout``. When an all-in ends the betting, the
   hands are shown before the remaining board cards, which is where pokerkit expects them.
 
+Import reads what pokerkit reads. Amounts may be decimal (cash games in dollars and cents, a
+split pot written in halves): they are read exactly (TOML floats as ``Decimal``, never ``float``)
+and scaled to whole units, ``PhhHand.scale`` being 10 to the most decimal places any amount of the
+hand uses (``200.30`` and ``cbr 3.5`` give scale 100, and 20030 and 350 units); more than
+``MAX_DECIMAL_PLACES`` is refused, never rounded. A starting stack written ``inf`` (pokerkit's
+unlimited stack: a history that does not know it) is ``None``. How the replay reads the rest
+(heads-up antes, missing actions, a fold where a check was possible) is in engine.history.replay.
+
 Where pokerkit, reading our files, ends on other stacks than ``finishing_stacks`` (by rule, not by
 a fault of the file): a short big blind followed by a call before the flop (we have the others
 call the full big blind, BET-2 in engine.hand; PHH's ``cc`` makes pokerkit call what was posted,
@@ -39,10 +47,10 @@ we write.
 from __future__ import annotations
 
 import datetime as dt
-import math
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -71,6 +79,7 @@ __all__ = [
     "dumps_phh",
     "dumps_phhs",
     "export_phh",
+    "format_amount",
     "load_path",
     "loads_phh",
     "loads_phhs",
@@ -111,12 +120,18 @@ class PhhAction:
 
 @dataclass(frozen=True, slots=True)
 class PhhHand:
-    """One hand history, fields named as in the PHH spec. Arrays follow the PHH player order."""
+    """One hand history, fields named as in the PHH spec. Arrays follow the PHH player order.
+
+    Every amount (antes, blinds, stacks, bet sizes, and the ``cbr`` amounts of ``actions`` once
+    parsed with ``parse_action(text, scale)``) is a whole number of units of ``1 / scale`` of
+    the file's own unit: a cash game written in dollars and cents has ``scale == 100``. A starting
+    stack is ``None`` where the file writes ``inf`` (pokerkit's unlimited stack: the history does
+    not know it)."""
 
     variant: str
     antes: tuple[int, ...]
     blinds_or_straddles: tuple[int, ...]
-    starting_stacks: tuple[int, ...]
+    starting_stacks: tuple[int | None, ...]
     actions: tuple[str, ...]
     min_bet: int | None = None
     small_bet: int | None = None
@@ -136,6 +151,7 @@ class PhhHand:
     year: int | None = None
     time_zone: str | None = None
     user_fields: Mapping[str, Any] = field(default_factory=dict)  # the ``_name`` fields
+    scale: int = 1  # amounts are in units of 1/scale of the file's (a power of ten)
     source: str = "<string>"  # where it was read from, for error messages
 
     @property
@@ -145,6 +161,17 @@ class PhhHand:
     def label(self) -> str:
         """A short name for messages: the source and the hand number when there is one."""
         return self.source if self.hand is None else f"{self.source} (hand {self.hand})"
+
+
+def format_amount(units: int | None, scale: int = 1) -> str:
+    """``units`` written in the file's own unit, exactly: ``format_amount(20030, 100) == "200.30"``;
+    ``None`` (an unknown stack) is ``inf``, as PHH writes it."""
+    if units is None:
+        return "inf"
+    if scale == 1:
+        return str(units)
+    places = len(str(scale)) - 1  # scale is a power of ten
+    return f"{Decimal(units).scaleb(-places):f}"
 
 
 # -- export ------------------------------------------------------------------------------------
@@ -341,6 +368,8 @@ def _toml_value(value: object) -> str:
         return str(value)
     if isinstance(value, str):
         return _toml_string(value)
+    if isinstance(value, Decimal) and value.is_finite():
+        return f"{value:f}" if "." in f"{value:f}" else f"{value:f}.0"
     if isinstance(value, dt.time):
         return value.isoformat()
     if isinstance(value, tuple | list):
@@ -355,7 +384,11 @@ def dumps_phh(hand: PhhHand) -> str:
         value = getattr(hand, name)
         if value is None:
             continue
-        if name == "actions":
+        if name in _AMOUNT_ARRAYS:
+            lines.append(f"{name} = [{', '.join(format_amount(item, hand.scale) for item in value)}]")
+        elif name in _AMOUNT_VALUES:
+            lines.append(f"{name} = {format_amount(value, hand.scale)}")
+        elif name == "actions":
             lines.append("actions = [")
             lines.extend(f"  {_toml_string(action)}," for action in value)
             lines.append("]")
@@ -374,8 +407,10 @@ def dumps_phhs(hands: Sequence[PhhHand]) -> str:
 # -- import ------------------------------------------------------------------------------------
 
 
-def parse_action(text: str) -> PhhAction:
-    """Parse one PHH action string (commentary after ``#`` is kept apart). Raises ``PhhError``."""
+def parse_action(text: str, scale: int = 1) -> PhhAction:
+    """Parse one PHH action string (commentary after ``#`` is kept apart). A bet amount is read
+    exactly and multiplied by ``scale`` (the hand's ``PhhHand.scale``); it must then be a whole
+    number of units. Raises ``PhhError``."""
     body, _, commentary = text.partition("#")
     words = body.split()
     note = commentary.strip() or None
@@ -395,7 +430,7 @@ def parse_action(text: str) -> PhhAction:
                 text,
                 PhhActionKind.BET_RAISE,
                 _player(player, text),
-                amount=_amount(amount, text),
+                amount=_action_amount(amount, text, scale),
                 commentary=note,
             )
         case [player, "sm"] | [player, "sm", "-"]:
@@ -422,57 +457,148 @@ def _cards(word: str, text: str) -> tuple[Card, ...] | None:
         raise PhhError(f"bad cards in {text!r}: {exc}") from exc
 
 
-def _amount(word: str, text: str) -> int:
+def _decimal_word(word: str, text: str) -> Decimal:
     try:
-        value = int(word)
-    except ValueError:
-        raise PhhError(f"expected an integer chip amount in {text!r}, got {word!r}") from None
-    if value <= 0:
-        raise PhhError(f"a bet amount must be positive in {text!r}")
+        value = Decimal(word.replace(",", ""))  # pokerkit reads "1,000" as 1000 too
+    except InvalidOperation:
+        raise PhhError(f"expected a chip amount in {text!r}, got {word!r}") from None
+    if not value.is_finite():
+        raise PhhError(f"expected a finite chip amount in {text!r}, got {word!r}")
     return value
 
 
-def _int_value(raw: Mapping[str, Any], name: str, source: str, required: bool = False) -> int | None:
+def _action_amount(word: str, text: str, scale: int) -> int:
+    value = _decimal_word(word, text) * scale
+    if value != value.to_integral_value():
+        raise PhhError(
+            f"the amount {word} in {text!r} is finer than the hand's unit 1/{scale}: amounts are"
+            f" whole numbers of units (at most {MAX_DECIMAL_PLACES} decimal places)"
+        )
+    if value <= 0:
+        raise PhhError(f"a bet amount must be positive in {text!r}")
+    return int(value)
+
+
+# Decimal amounts (cash games in dollars and cents, pots split into halves) are read exactly and
+# scaled to whole units: scale = 10 ** places, places the most any amount of the hand uses. More
+# places than this is refused rather than rounded (no float and no rounding reaches a stack).
+MAX_DECIMAL_PLACES = 4
+
+_AMOUNT_ARRAYS = ("antes", "blinds_or_straddles", "starting_stacks", "finishing_stacks")
+_AMOUNT_VALUES = ("min_bet", "small_bet", "big_bet")
+
+
+def _amount(value: object, where: str, *, unknown_allowed: bool = False) -> Decimal | None:
+    """One amount of the file, exactly (``None``: an unknown stack written ``inf``)."""
+    if isinstance(value, bool) or not isinstance(value, int | Decimal):
+        raise PhhError(f"{where} must be a chip amount, got {value!r}")
+    if isinstance(value, int):
+        return Decimal(value)
+    if value.is_nan():
+        raise PhhError(f"{where} must be a chip amount, got {value}")
+    if value.is_infinite():
+        if unknown_allowed and value > 0:
+            return None  # pokerkit's unlimited stack: a history that does not know it
+        raise PhhError(f"{where} must be a finite chip amount, got {value}")
+    return value
+
+
+def _places(value: Decimal) -> int:
+    exponent = value.normalize().as_tuple().exponent
+    assert isinstance(exponent, int)  # finite
+    return max(0, -exponent)
+
+
+def _scaled(value: Decimal, scale: int, where: str) -> int:
+    units = value * scale
+    assert units == units.to_integral_value(), where  # the scale was chosen to make it whole
+    return int(units)
+
+
+@dataclass(frozen=True, slots=True)
+class _Amounts:
+    """A hand's amount fields read exactly, and the scale that makes every amount whole."""
+
+    arrays: dict[str, tuple[Decimal | None, ...] | None]
+    values: dict[str, Decimal | None]
+    scale: int
+
+
+def _read_amounts(raw: Mapping[str, Any], source: str) -> _Amounts:
+    arrays: dict[str, tuple[Decimal | None, ...] | None] = {}
+    for name in _AMOUNT_ARRAYS:
+        value = raw.get(name)
+        if value is None:
+            if name in ("antes", "starting_stacks"):
+                raise PhhError(f"{source}: required field {name!r} is missing")
+            arrays[name] = None
+            continue
+        if not isinstance(value, list):
+            raise PhhError(f"{source}: {name} must be an array, got {value!r}")
+        unknown_allowed = name == "starting_stacks"
+        arrays[name] = tuple(
+            _amount(item, f"{source}: {name}[{index}]", unknown_allowed=unknown_allowed)
+            for index, item in enumerate(value)
+        )
+    values = {
+        name: None if raw.get(name) is None else _amount(raw[name], f"{source}: {name}")
+        for name in _AMOUNT_VALUES
+    }
+    found: list[tuple[Decimal, str]] = []
+    for name, array in arrays.items():
+        found.extend((item, f"{name}[{index}]") for index, item in enumerate(array or ()) if item is not None)
+    found.extend((value, name) for name, value in values.items() if value is not None)
+    actions = raw.get("actions")
+    for text in actions if isinstance(actions, list) else ():
+        words = str(text).partition("#")[0].split()
+        if len(words) == 3 and words[1] == "cbr":
+            found.append((_decimal_word(words[2], str(text)), repr(text)))
+    places = 0
+    for value, where in found:
+        if _places(value) > MAX_DECIMAL_PLACES:
+            raise PhhError(
+                f"{source}: the amount {value} in {where} has more than {MAX_DECIMAL_PLACES} decimal"
+                " places; amounts must be whole multiples of a unit no finer than"
+                f" {Decimal(1).scaleb(-MAX_DECIMAL_PLACES)}"
+            )
+        places = max(places, _places(value))
+    return _Amounts(arrays, values, 10**places)
+
+
+def _units_array(amounts: _Amounts, name: str) -> tuple[int, ...] | None:
+    array = amounts.arrays[name]
+    if array is None:
+        return None
+    units = []
+    for item in array:
+        assert item is not None, name  # only starting_stacks may be unknown (_read_amounts)
+        units.append(_scaled(item, amounts.scale, name))
+    return tuple(units)
+
+
+def _int_value(raw: Mapping[str, Any], name: str, source: str) -> int | None:
     value = raw.get(name)
     if value is None:
-        if required:
-            raise PhhError(f"{source}: required field {name!r} is missing")
         return None
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
         value = int(value)
     if type(value) is not int:
         raise PhhError(f"{source}: {name} must be an integer, got {value!r}")
     return value
 
 
-def _int_array(
-    raw: Mapping[str, Any], name: str, source: str, required: bool = False
-) -> tuple[int, ...] | None:
-    value = raw.get(name)
-    if value is None:
-        if required:
-            raise PhhError(f"{source}: required field {name!r} is missing")
-        return None
-    if not isinstance(value, list):
-        raise PhhError(f"{source}: {name} must be an array, got {value!r}")
-    out = []
-    for item in value:
-        if isinstance(item, float) and math.isfinite(item) and item.is_integer():
-            item = int(item)
-        if type(item) is not int:
-            raise PhhUnsupportedError(f"{source}: {name} must hold integer chip counts, got {item!r}")
-        out.append(item)
-    return tuple(out)
-
-
 def _from_table(raw: Mapping[str, Any], source: str) -> PhhHand:
     variant = raw.get("variant")
     if not isinstance(variant, str):
         raise PhhError(f"{source}: required field 'variant' is missing or not a string")
-    antes = _int_array(raw, "antes", source, required=True)
-    stacks = _int_array(raw, "starting_stacks", source, required=True)
-    blinds = _int_array(raw, "blinds_or_straddles", source) or ()
-    assert antes is not None and stacks is not None
+    amounts = _read_amounts(raw, source)
+    scale = amounts.scale
+    antes = _units_array(amounts, "antes")
+    blinds = _units_array(amounts, "blinds_or_straddles") or ()
+    finishing = _units_array(amounts, "finishing_stacks")
+    raw_stacks = amounts.arrays["starting_stacks"]
+    assert antes is not None and raw_stacks is not None
+    stacks = tuple(None if item is None else _scaled(item, scale, "starting_stacks") for item in raw_stacks)
     actions = raw.get("actions")
     if not isinstance(actions, list) or not all(isinstance(action, str) for action in actions):
         raise PhhError(f"{source}: 'actions' must be an array of strings")
@@ -480,15 +606,17 @@ def _from_table(raw: Mapping[str, Any], source: str) -> PhhHand:
     for name, values in (("antes", antes), ("blinds_or_straddles", blinds)):
         if values and len(values) != count:
             raise PhhError(f"{source}: {name} has {len(values)} entries for {count} players")
-    finishing = _int_array(raw, "finishing_stacks", source)
     if finishing is not None and len(finishing) != count:
         raise PhhError(f"{source}: finishing_stacks has {len(finishing)} entries for {count} players")
     players = raw.get("players")
     if players is not None and (not isinstance(players, list) or len(players) != count):
         raise PhhError(f"{source}: players must be an array of {count} names")
-    seats = _int_array(raw, "seats", source)
-    if seats is not None and len(seats) != count:
-        raise PhhError(f"{source}: seats has {len(seats)} entries for {count} players")
+    seats = raw.get("seats")
+    if seats is not None:
+        if not isinstance(seats, list) or any(type(seat) is not int for seat in seats):
+            raise PhhError(f"{source}: seats must be an array of seat numbers, got {seats!r}")
+        if len(seats) != count:
+            raise PhhError(f"{source}: seats has {len(seats)} entries for {count} players")
     time = raw.get("time")
     hand_name = raw.get("hand")
     table_name = raw.get("table")
@@ -498,15 +626,15 @@ def _from_table(raw: Mapping[str, Any], source: str) -> PhhHand:
         blinds_or_straddles=blinds,
         starting_stacks=stacks,
         actions=tuple(actions),
-        min_bet=_int_value(raw, "min_bet", source),
-        small_bet=_int_value(raw, "small_bet", source),
-        big_bet=_int_value(raw, "big_bet", source),
+        min_bet=_units_value(amounts, "min_bet"),
+        small_bet=_units_value(amounts, "small_bet"),
+        big_bet=_units_value(amounts, "big_bet"),
         finishing_stacks=finishing,
         ante_trimming_status=raw.get("ante_trimming_status")
         if isinstance(raw.get("ante_trimming_status"), bool)
         else None,
         players=None if players is None else tuple(str(player) for player in players),
-        seats=seats,
+        seats=None if seats is None else tuple(seats),
         seat_count=_int_value(raw, "seat_count", source),
         hand=hand_name if isinstance(hand_name, str | int) else None,
         table=table_name if isinstance(table_name, str | int) else None,
@@ -518,13 +646,20 @@ def _from_table(raw: Mapping[str, Any], source: str) -> PhhHand:
         year=_int_value(raw, "year", source),
         time_zone=raw.get("time_zone") if isinstance(raw.get("time_zone"), str) else None,
         user_fields={key: value for key, value in raw.items() if key.startswith("_")},
+        scale=scale,
         source=source,
     )
 
 
+def _units_value(amounts: _Amounts, name: str) -> int | None:
+    value = amounts.values[name]
+    return None if value is None else _scaled(value, amounts.scale, name)
+
+
 def _toml(text: str, source: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(text)
+        # Decimal, not float: "200.30" must become exactly 20030 cents (see MAX_DECIMAL_PLACES)
+        return tomllib.loads(text, parse_float=Decimal)
     except tomllib.TOMLDecodeError as exc:
         raise PhhError(f"{source}: not valid TOML: {exc}") from exc
 

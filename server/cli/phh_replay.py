@@ -1,14 +1,18 @@
 """`feltd phh replay`: replay PHH hand histories through the feltd engine.
 
 Each hand of each ``.phh``/``.phhs`` file (directories are searched recursively) is played through
-our engine with the cards it names. Per hand it prints our finishing stacks, or the action our
-engine refused and why, or where our stacks differ from the file's ``finishing_stacks``. The exit
-status is 1 if any hand was refused, could not be read, or disagrees; 0 otherwise.
+our engine with the cards it names. Per hand it prints our finishing stacks (in the file's own
+unit, e.g. dollars and cents) and the replay's notes, or the action our engine refused and why,
+or where our stacks differ from the file's ``finishing_stacks``. A hand our rules play differently
+from the file's site in a documented case (``ReplayResult.departure``) is printed as DEPARTS with
+the rule. The exit status is 1 if any hand was refused, could not be read, or disagrees other
+than by such a departure; 0 otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 
 HELP = "Replay PHH hand histories through the feltd engine."
 
@@ -37,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{name}: no such file or directory", file=sys.stderr)
             return 2
 
-    hands = agreed = failed = 0
+    hands = agreed = failed = at_stacks = incomplete = noted = departed = 0
     for path in files:
         try:
             loaded = load_path(path)
@@ -48,22 +52,49 @@ def run(args: argparse.Namespace) -> int:
         for phh in loaded:
             hands += 1
             result = replay(phh)
-            if result.error is not None:
+            notes = "".join(f"\n  note: {note}" for note in result.notes)
+            if result.departure is not None:
+                departed += 1
+                where = "" if result.refused is None else f" at action {result.refused.index}"
+                ours = (
+                    ""
+                    if result.refused is not None
+                    else f" ours {_amounts(result.finishing_stacks, result.scale)}"
+                )
+                theirs = f" file {_amounts(result.expected, result.scale)}"
+                print(f"{result.label}: DEPARTS{where} ({result.departure}){ours}{theirs}{notes}")
+            elif result.error is not None:
                 failed += 1
                 print(f"{result.label}: NOT REPLAYABLE {result.error}")
             elif result.refused is not None:
                 failed += 1
                 refused = result.refused
-                print(f"{result.label}: REFUSED action {refused.index} {refused.action!r}: {refused.reason}")
+                what = f"action {refused.index} {refused.action!r}"
+                print(f"{result.label}: REFUSED {what}: {refused.reason}{notes}")
             elif not result.agrees:
                 failed += 1
                 print(
-                    f"{result.label}: DISAGREES ours {list(result.finishing_stacks or ())}"
-                    f" file {list(result.expected or ())}"
+                    f"{result.label}: DISAGREES ours {_amounts(result.finishing_stacks, result.scale)}"
+                    f" file {_amounts(result.expected, result.scale)}{notes}"
                 )
             else:
                 agreed += 1
+                at_stacks += result.expected is not None
+                incomplete += not result.complete
+                noted += bool(result.notes)
                 if not args.quiet:
-                    print(f"{result.label}: {list(result.finishing_stacks or ())}")
-    print(f"{hands} hands in {len(files)} files: {agreed} agree, {failed} refused or disagree")
+                    print(f"{result.label}: {_amounts(result.finishing_stacks, result.scale)}{notes}")
+    print(
+        f"{hands} hands in {len(files)} files: {agreed + departed} accepted ({at_stacks} at the file's"
+        f" finishing stacks, {incomplete} cut short, {noted} with notes, {departed} departing by a"
+        f" documented rule difference), {failed} refused or disagree"
+    )
     return 1 if failed else 0
+
+
+def _amounts(stacks: Sequence[int | None] | None, scale: int) -> str:
+    from engine.history.phh import format_amount
+
+    if stacks is None:
+        return "-"
+    return "[" + ", ".join(format_amount(stack, scale) for stack in stacks) + "]"
