@@ -128,8 +128,8 @@ def test_pokerstars_text_of_a_known_hand_line_by_line() -> None:
     ], "the operator's record holds every player's hole cards, in deal order"
 
 
-def test_pokerstars_raise_after_a_short_all_in_big_blind_counts_from_the_full_big_blind() -> None:
-    # BET-2: the others call the full big blind; a raise is written over it, not over the 6 posted
+def test_pokerstars_raise_after_a_short_all_in_big_blind_counts_from_the_call() -> None:
+    # BET-2: the others call the full big blind; a raise is written over the largest total put in
     setup = _setup([(1, "ann", 2000), (2, "ben", 2000), (3, "cat", 6)], button=1, small=2, big=3)
     hand = Hand(setup, rng=random.Random(1))
     hand.check_or_call()  # ann
@@ -140,6 +140,10 @@ def test_pokerstars_raise_after_a_short_all_in_big_blind_counts_from_the_full_bi
     assert "ann: calls 20" in lines, lines
     assert "ben: raises 1540 to 1560" in lines, lines
     assert "Seat 1: ann (button) folded before Flop" in lines, "a caller who folds did bet"
+    # with nobody calling first, the largest total put in is the small blind's 10
+    hand = Hand(setup, rng=random.Random(1))
+    hand.bet_or_raise_to(1560)  # ann
+    assert "ann: raises 1550 to 1560" in _render(setup, hand)
 
 
 def test_pokerstars_heads_up_button_is_the_small_blind_and_a_folded_blind_did_bet() -> None:

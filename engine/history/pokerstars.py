@@ -24,9 +24,11 @@ package) depend on:
 - ``*** HOLE CARDS ***`` then ``Dealt to name [Ah Kd]``: a player's own file holds only that
   player's line (``hero``); the operator's file (``hero=None``) holds every player's.
 - Actions: ``folds `` and ``checks `` end with a space; ``calls 40``, ``bets 80``, ``raises 40 to
-  60`` (the increment over the bet to call, then the total; before the flop the bet to call is at
-  least the big blind, even after a big blind all-in for less), each with `` and is all-in`` when
-  it is. ``Uncalled bet (80) returned to name`` when a betting round ends.
+  60``, each with `` and is all-in`` when it is. A raise is written as the increment over the
+  largest total anyone has put in this round (blind posts and calls included), then the total:
+  after ``posts big blind 6 and is all-in`` and ``calls 20``, a raise to 1560 is ``raises 1540 to
+  1560``; pokerdf rebuilds every total from the increments by that rule.
+  ``Uncalled bet (80) returned to name`` when a betting round ends.
 - Streets: ``*** FLOP *** [2s 6d 6h]``, ``*** TURN *** [2s 6d 6h] [Kd]``, ``*** RIVER *** [2s 6d 6h
   Kd] [3c]``; an all-in deals the rest of the board with no lines in between.
 - A hand won without a showdown: ``name collected 150 from pot`` and ``name: doesn't show hand ``
@@ -357,6 +359,7 @@ class _SeatStory:
     shown: tuple[Card, ...] | None = None
     mucked: bool = False
     won: int = 0
+    collected: bool = False  # named in a "collected" line (a lone big blind's walk collects 0)
 
 
 def _pot_names(count: int) -> list[str]:
@@ -365,14 +368,6 @@ def _pot_names(count: int) -> list[str]:
     if count == 2:
         return ["main pot", "side pot"]
     return ["main pot"] + [f"side pot-{index}" for index in range(1, count)]
-
-
-def _bet_to_call_preflop(setup: HandSetup, blinds: Sequence[BlindPosted]) -> int:
-    """As the hand engine rules (BET-2): the largest blind posted, never less than the level's big
-    blind when the big blind posted one, even all-in for less."""
-    top = max((blind.amount for blind in blinds), default=0)
-    big_posted = any(blind.blind is BlindKind.BIG for blind in blinds)
-    return top if top >= setup.big_blind or not big_posted else setup.big_blind
 
 
 def format_pokerstars(
@@ -412,15 +407,14 @@ def format_pokerstars(
     face_up: tuple[int, ...] = ()  # seats whose hands an all-in turned face up, in deal order
     showdown: list[int] = []  # the seats shown or mucked at a showdown without an all-in, in order
     pots: list[PotAwarded] = []
-    to_call = 0
+    level = 0  # the largest total anyone has put in this betting round
     in_hole_cards = False
 
     def hole_cards() -> None:
-        nonlocal in_hole_cards, to_call
+        nonlocal in_hole_cards
         if in_hole_cards:
             return
         in_hole_cards = True
-        to_call = _bet_to_call_preflop(setup, blinds)
         lines.append("*** HOLE CARDS ***")
         for seat, cards in hole.items():
             if hero is None or names[seat] == hero:
@@ -435,27 +429,29 @@ def format_pokerstars(
             all_in = " and is all-in" if item.all_in else ""
             lines.append(f"{names[item.seat]}: posts {kind} {item.amount}{all_in}")
             blinds.append(item)
+            level = max(level, item.amount)
         elif isinstance(item, HoleCardsDealt):
             hole[item.seat] = hole.get(item.seat, ()) + tuple(item.cards)
         elif isinstance(item, ActionTaken):
             hole_cards()
-            lines.append(_action_line(names[item.seat], item, to_call))
+            lines.append(_action_line(names[item.seat], item, level))
+            level = max(level, item.to_amount)
             if item.kind is ActionKind.FOLD:
                 stories[item.seat].folded_on = item.street
             elif item.kind is not ActionKind.CHECK:
                 stories[item.seat].voluntary = True
-                if item.kind is not ActionKind.CALL:
-                    to_call = item.to_amount
         elif isinstance(item, HandKilled):
             # PEN-1: announced like a dealer would; the killed cards are never shown
             hole_cards()
             lines.append(f"{names[item.seat]}: hand is killed ({item.reason})")
             stories[item.seat].folded_on = item.street
         elif isinstance(item, UncalledBetReturned):
+            if hole:  # after the deal (an ante nobody could match is returned before the blinds)
+                hole_cards()
             lines.append(f"Uncalled bet ({item.amount}) returned to {names[item.seat]}")
         elif isinstance(item, StreetDealt):
             hole_cards()
-            to_call = 0
+            level = 0
             before = item.board[: len(item.board) - len(item.cards)]
             dealt = f"{_bracket(before)} {_bracket(item.cards)}" if before else _bracket(item.cards)
             lines.append(f"*** {_STREET_TITLES[item.street]} *** {dealt}")
@@ -491,9 +487,10 @@ def format_pokerstars(
         pot = pots[index]
         out = []
         for seat, share in zip(pot.winners, pot.shares, strict=True):
-            if share:
+            if share or len(pot.winners) == 1:
                 out.append(f"{names[seat]} collected {share} from {pot_names[index]}")
                 stories[seat].won += share
+                stories[seat].collected = True
         return out
 
     if face_up or showdown:
@@ -514,7 +511,7 @@ def format_pokerstars(
         for index in reversed(range(len(pots))):
             lines.extend(collected(index))
         for seat, story in stories.items():
-            if story.won:
+            if story.collected:
                 lines.append(f"{names[seat]}: doesn't show hand ")
     lines.extend(_finish_lines(context.finishes, tournament.buy_in))
 
@@ -538,7 +535,7 @@ def format_pokerstars(
     return "\n".join(lines) + "\n"
 
 
-def _action_line(name: str, action: ActionTaken, to_call: int) -> str:
+def _action_line(name: str, action: ActionTaken, level: int) -> str:
     all_in = " and is all-in" if action.all_in else ""
     kind = action.kind
     if kind is ActionKind.FOLD:
@@ -549,7 +546,7 @@ def _action_line(name: str, action: ActionTaken, to_call: int) -> str:
         return f"{name}: calls {action.amount}{all_in}"
     if kind is ActionKind.BET:
         return f"{name}: bets {action.amount}{all_in}"
-    return f"{name}: raises {action.to_amount - to_call} to {action.to_amount}{all_in}"
+    return f"{name}: raises {action.to_amount - level} to {action.to_amount}{all_in}"
 
 
 def _finish_lines(finishes: Iterable[Finish], buy_in: BuyIn) -> list[str]:
@@ -596,10 +593,10 @@ def _outcome(story: _SeatStory, description: str | None, posted_blind: bool) -> 
         return f"folded {where}"
     if story.shown is not None:
         with_ = f" with {description}" if description else ""
-        if story.won:
+        if story.collected:
             return f"showed {_bracket(story.shown)} and won ({story.won}){with_}"
         return f"showed {_bracket(story.shown)} and lost{with_}"
-    if story.won:
+    if story.collected:
         return f"collected ({story.won})"
     return "mucked"
 
