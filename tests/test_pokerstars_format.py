@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from engine.betting import AnteKind, HandSetup, SeatSetup
+from engine.betting import AnteKind, Game, HandSetup, Limit, SeatSetup
 from engine.cards import card_str, parse_cards
 from engine.evaluator import evaluate
 from engine.events import PotAwarded
@@ -418,3 +418,24 @@ def test_pokerstars_refuses_what_it_cannot_write() -> None:
         format_pokerstars(
             setup, hand.events, StarsTournament(1), StarsHandContext(1, 1, 1, NOON_UTC), hero="zed"
         )
+
+
+def test_pokerstars_omaha_pot_limit_hands_render_with_four_hole_cards() -> None:
+    setup = _setup(
+        [(1, "a", 500), (2, "b", 70), (3, "c", 900), (6, "d", 300)],
+        button=6, small=1, big=2, limit=Limit.POT_LIMIT, game=Game.OMAHA,
+    )  # fmt: skip
+    showdowns = 0
+    for seed in range(20):
+        rng = random.Random(seed)
+        hand = Hand(setup, rng=rng)
+        play_random_hand(hand, rng)
+        lines = _render(setup, hand, hero="c")
+        assert "Omaha Pot Limit - Level I (10/20)" in lines[0], lines[0]
+        assert re.fullmatch(
+            r"Dealt to c \[(\S\S ){3}\S\S\]", next(x for x in lines if x.startswith("Dealt"))
+        ), lines
+        shows = [line for line in lines if ": shows [" in line]
+        showdowns += bool(shows)
+        assert all(re.search(r"\[(\S\S ){3}\S\S\] \((a|high|two|three|four)", line) for line in shows), shows
+    assert showdowns > 0

@@ -167,13 +167,13 @@ def run(args: argparse.Namespace) -> int:
         if stars_dir is not None:
             context = StarsHandContext(number, 1, 1, stars_epoch + dt.timedelta(seconds=30 * number))
             text = format_pokerstars(setup, events, stars_tournament, context)
-            with (stars_dir / "operator.txt").open("a", encoding="utf-8") as out:
-                out.write(text + HAND_SEPARATOR)
+            with (stars_dir / "operator.txt").open("a", encoding="utf-8") as operator:
+                operator.write(text + HAND_SEPARATOR)
             for entry in setup.seats:
                 mode = "a" if entry.player in stars_players else "w"
                 stars_players.add(entry.player)
-                with (stars_dir / f"HH-{entry.player}.txt").open(mode, encoding="utf-8") as out:
-                    out.write(own_view(text, entry.player) + HAND_SEPARATOR)
+                with (stars_dir / f"HH-{entry.player}.txt").open(mode, encoding="utf-8") as own:
+                    own.write(own_view(text, entry.player) + HAND_SEPARATOR)
         result = table.finish_hand(stacks)
         hands += 1
         for busted in result.busted:
