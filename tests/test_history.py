@@ -1,5 +1,6 @@
 """Hand histories: PHH export that pokerkit replays, PHH import replayed through our engine, the
-``feltd simulate hands`` / ``feltd phh replay`` commands (acceptance 5), and PokerStars text.
+``feltd simulate hands`` / ``feltd phh replay`` commands (acceptance 5). PokerStars text is
+tested in tests/test_pokerstars_format.py and tests/test_pokerstars_parsers.py.
 
 Every PHH file we write is replayed by pokerkit and must end on exactly the file's
 ``finishing_stacks``: pokerkit splits pots as we do (BET-3: all the odd chips of a split to the
@@ -27,9 +28,8 @@ import pytest
 from pokerkit import HandHistory
 
 from engine.betting import AnteKind, Game, HandSetup, Limit, SeatSetup, Street
-from engine.cards import parse_cards
-from engine.events import ActionKind, ActionTaken, BlindKind, BlindPosted, PotAwarded
-from engine.hand import Hand, deck_for
+from engine.events import ActionKind, ActionTaken, BlindKind, BlindPosted
+from engine.hand import Hand
 from engine.history.phh import (
     PhhError,
     PhhUnsupportedError,
@@ -41,7 +41,6 @@ from engine.history.phh import (
     loads_phhs,
     parse_action,
 )
-from engine.history.pokerstars import format_pokerstars, roman
 from engine.history.replay import ReplayResult, plan_replay, replay
 from engine.random_play import play_random_hand
 from server.cli.main import main
@@ -354,104 +353,6 @@ def test_phh_import_of_a_recorded_hand_with_an_unseen_folded_hand() -> None:
     # Dwan's seven-high straight beats Ivey's wheel for a pot of 2 x 553,500 + Antonius's 2,500
     assert result.finishing_stacks == (572100, 1997500, 1109500), result.finishing_stacks
     assert result.finishing_stacks == _pokerkit_final_stacks(DWAN_IVEY), "pokerkit must agree"
-
-
-# -- PokerStars --------------------------------------------------------------------------------
-
-
-def test_pokerstars_text_of_a_known_hand() -> None:
-    setup = HandSetup(
-        hand_id="42",
-        table_size=6,
-        seats=(SeatSetup(1, "alice", 1000), SeatSetup(4, "bob", 500), SeatSetup(6, "carol", 1500)),
-        button=1,
-        small_blind_seat=4,
-        big_blind_seat=6,
-        small_blind=10,
-        big_blind=20,
-    )
-    hole = {4: parse_cards("AsKd"), 6: parse_cards("7c7d"), 1: parse_cards("QhJh")}
-    hand = Hand(setup, deck=deck_for(setup, hole, parse_cards("AhKh2c9s3d")), salt=b"\0" * 16)
-    hand.fold()  # alice, on the button, acts first three-handed
-    hand.bet_or_raise_to(60)  # bob
-    hand.check_or_call()  # carol
-    hand.bet_or_raise_to(100)  # bob bets the flop
-    hand.check_or_call()
-    hand.check_or_call()  # turn: bob checks
-    hand.check_or_call()  # carol checks
-    hand.bet_or_raise_to(200)  # river: bob bets
-    hand.check_or_call()  # carol calls and cannot win: she mucks
-    text = format_pokerstars(
-        setup, hand.events, dt.datetime(2026, 12, 1, 12, 0, 0), tournament_id="7", table_name="T 1", level=2
-    )
-    lines = text.splitlines()
-    expected = [
-        "PokerStars Hand #42: Tournament #7, Hold'em No Limit - Level II (10/20) - 2026/12/01 12:00:00 ET",
-        "Table 'T 1' 6-max Seat #1 is the button",
-        "Seat 1: alice (1000 in chips)",
-        "Seat 4: bob (500 in chips)",
-        "Seat 6: carol (1500 in chips)",
-        "bob: posts small blind 10",
-        "carol: posts big blind 20",
-        "*** HOLE CARDS ***",
-        "Dealt to alice [Qh Jh]",
-        "Dealt to bob [As Kd]",
-        "Dealt to carol [7c 7d]",
-        "alice: folds",
-        "bob: raises 40 to 60",
-        "carol: calls 40",
-        "*** FLOP *** [Ah Kh 2c]",
-        "bob: bets 100",
-        "carol: calls 100",
-        "*** TURN *** [Ah Kh 2c] [9s]",
-        "bob: checks",
-        "carol: checks",
-        "*** RIVER *** [Ah Kh 2c 9s] [3d]",
-        "bob: bets 200",
-        "carol: calls 200",
-        "*** SHOW DOWN ***",
-        "bob: shows [As Kd] (Two Pair, Aces and Kings)",
-        "carol: mucks hand",
-        "bob collected 720 from pot",
-        "*** SUMMARY ***",
-        "Total pot 720 | Rake 0",
-        "Board [Ah Kh 2c 9s 3d]",
-        "Seat 1: alice (button) folded before Flop (didn't bet)",
-        "Seat 4: bob (small blind) showed [As Kd] and won (720) with Two Pair, Aces and Kings",
-        "Seat 6: carol (big blind) mucked",
-    ]
-    assert lines == expected, "PokerStars text differs:\n" + "\n".join(
-        f"{'  ' if got == want else '!!'} got {got!r} want {want!r}"
-        for got, want in zip(lines, expected, strict=False)
-    )
-    hero_only = format_pokerstars(setup, hand.events, dt.datetime(2026, 12, 1, 12, 0, 0), hero="bob")
-    assert [line for line in hero_only.splitlines() if line.startswith("Dealt to")] == [
-        "Dealt to bob [As Kd]"
-    ]
-
-
-COLLECTED = re.compile(r"^\S+ collected (\d+) from (?:pot|main pot|side pot-\d+)$")
-
-
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
-def test_pokerstars_text_is_complete_for_every_position_case(name: str) -> None:
-    setup = SCENARIOS[name]
-    for seed in range(10):
-        hand = _played(setup, seed)
-        text = format_pokerstars(setup, hand.events, dt.datetime(2026, 12, 1, 9, 5, 0))
-        lines = text.splitlines()
-        assert lines[1].endswith(f"Seat #{setup.button} is the button"), lines[1]
-        summary = lines.index("*** SUMMARY ***")
-        seat_lines = [line for line in lines[summary:] if line.startswith("Seat ")]
-        assert len(seat_lines) == len(setup.seats), f"{name}: one summary line per seat expected:\n{text}"
-        total = sum(event.amount for event in hand.events if isinstance(event, PotAwarded))
-        assert lines[summary + 1].startswith(f"Total pot {total} "), f"{name}: expected pot {total}:\n{text}"
-        collected = sum(int(match[1]) for line in lines if (match := COLLECTED.match(line)))
-        assert collected == total, f"{name}: collected {collected} of a {total} pot:\n{text}"
-
-
-def test_pokerstars_level_numerals() -> None:
-    assert [roman(n) for n in (1, 4, 9, 14, 40)] == ["I", "IV", "IX", "XIV", "XL"]
 
 
 # -- the commands (acceptance 5) ---------------------------------------------------------------

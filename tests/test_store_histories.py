@@ -13,7 +13,7 @@ from pokerkit import HandHistory
 from engine.betting import HandSetup, SeatSetup
 from engine.hand import Hand
 from engine.history.phh import dumps_phh, export_phh, loads_phhs
-from engine.history.pokerstars import format_pokerstars
+from engine.history.pokerstars import StarsHandContext, StarsTournament, format_pokerstars, join_hands
 from engine.random_play import play_random_hand
 from server.store.connection import Store, open_store
 from server.store.databases import create_database, drop_database
@@ -110,7 +110,7 @@ async def test_tournament_exports_as_one_phhs_file_pokerkit_reads_and_as_pokerst
     assert "[1._feltd]" in phhs, "a hand's own sub-tables are nested under its number"
 
     stars = await store.histories.export_pokerstars("hh2")
-    assert stars.count("PokerStars Hand #") == 3 and "\n\n\n" in stars, stars
+    assert stars.count("PokerStars Hand #") == 3 and stars.count("\n\n\n\n") == 3, stars
 
 
 def test_a_hand_history_without_players_or_time_zone_is_refused() -> None:
@@ -146,7 +146,9 @@ def played_hand(tid: str, number: int, rng: random.Random) -> HandRecord:
         finished_at=started + timedelta(seconds=30),
         players=tuple(HandPlayer(s.seat, s.player, s.stack, finishing[s.seat]) for s in setup.seats),
         phh=dumps_phh(export_phh(setup, hand.events, table="T1", level=1, started_at=started)),
-        pokerstars=format_pokerstars(setup, hand.events, started, tournament_id=tid, table_name="T1"),
+        pokerstars=format_pokerstars(
+            setup, hand.events, StarsTournament(3), StarsHandContext(number, 1, 1, started)
+        ),
     )
 
 
@@ -158,7 +160,7 @@ async def test_hands_rendered_by_the_engine_export_back_byte_for_byte(store: Sto
     assert [dumps_phh(h) for h in loads_phhs(phhs)] == [h.phh for h in hands], "PHH changed in the store"
     assert len(list(HandHistory.loads_all(phhs))) == 5, "pokerkit reads the exported file"
     stars = await store.histories.export_pokerstars("hh3")
-    expected = "\n\n\n".join(h.pokerstars.strip() for h in hands) + "\n"
+    expected = join_hands(h.pokerstars for h in hands)  # each hand, then three blank lines
     assert stars == expected, "PokerStars text changed in the store"
     jon = await store.histories.by_player("jon")
     assert [h.hand_id for h in jon] == [h.hand_id for h in reversed(hands)]

@@ -17,6 +17,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("simulate hands", "server.cli.simulate_hands"),
     ("simulate tournament", "server.cli.simulate_tournament"),
     ("phh replay", "server.cli.phh_replay"),
+    ("history export", "server.cli.history_export"),
     ("bench engine", "server.cli.bench_engine"),
     ("bench store", "server.cli.bench_store"),
     ("admin player", "server.cli.admin_player"),
@@ -26,6 +27,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
 GROUP_HELP = {
     "simulate": "Run the pure engine and tournament core in one process, no network.",
     "phh": "Hand histories in the open Poker Hand History format.",
+    "history": "Stored hand histories as files other tools read (PokerStars text, PHH).",
     "bench": "Benchmarks that print figures.",
     "admin": "Operator commands: players, ledger, tournaments.",
 }

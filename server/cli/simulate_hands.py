@@ -1,4 +1,7 @@
-"""`feltd simulate hands`: play N random hands on the pure engine, optionally writing PHH files.
+"""`feltd simulate hands`: play N random hands on the pure engine, optionally writing PHH files
+(one per hand) and PokerStars files (the operator's record and one file per player, the player's own
+view; the run is written as a freeroll tournament numbered by the seed, level I, hands 30 s apart
+from 2026-01-01 00:00 UTC, so the same seed writes the same files).
 
 One table of ``--players`` players plays ``--count`` hands under the dead-button rule with a
 seeded random legal policy (``engine.random_play``) that makes raises and all-ins common. A busted
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import argparse
 
-HELP = "Play N random hands on the pure engine (optionally writing PHH files)."
+HELP = "Play N random hands on the pure engine (optionally writing PHH and PokerStars files)."
 
 BIG_BLIND = 20
 SMALL_BLIND = 10
@@ -36,9 +39,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ante", choices=("none", "each", "bb"), default="none", help="ante kind")
     parser.add_argument("--game", choices=("holdem", "omaha"), default="holdem", help="game (default holdem)")
     parser.add_argument("--phh-out", metavar="DIR", default=None, help="write one .phh file per hand in DIR")
+    parser.add_argument(
+        "--pokerstars-out",
+        metavar="DIR",
+        default=None,
+        help="write PokerStars text in DIR: operator.txt (every hole card) and HH-<player>.txt per player",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    import datetime as dt
     import random
     import sys
     import time
@@ -48,6 +58,13 @@ def run(args: argparse.Namespace) -> int:
     from engine.events import ActionTaken, AntePosted, BlindPosted, CardsShown, HandsShown, PotAwarded
     from engine.hand import Hand
     from engine.history.phh import PhhError, dumps_phh, export_phh
+    from engine.history.pokerstars import (
+        HAND_SEPARATOR,
+        StarsHandContext,
+        StarsTournament,
+        format_pokerstars,
+        own_view,
+    )
     from engine.random_play import play_random_hand
     from engine.table import FirstButton, Table, TableSettings
 
@@ -64,6 +81,13 @@ def run(args: argparse.Namespace) -> int:
     out_dir = Path(args.phh_out) if args.phh_out else None
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
+    stars_dir = Path(args.pokerstars_out) if args.pokerstars_out else None
+    stars_players: set[str] = set()  # players whose file this run has started
+    stars_tournament = StarsTournament(args.seed if args.seed >= 1 else 1)
+    stars_epoch = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    if stars_dir is not None:
+        stars_dir.mkdir(parents=True, exist_ok=True)
+        (stars_dir / "operator.txt").write_text("", encoding="utf-8")
 
     rng = random.Random(args.seed)
     size = max(args.players, 9) if args.players <= 9 else 10
@@ -140,6 +164,16 @@ def run(args: argparse.Namespace) -> int:
                 print(f"hand {setup.hand_id}: not written as PHH: {exc}", file=sys.stderr)
             else:
                 (out_dir / f"hand-{number:06d}.phh").write_text(dumps_phh(phh), encoding="utf-8")
+        if stars_dir is not None:
+            context = StarsHandContext(number, 1, 1, stars_epoch + dt.timedelta(seconds=30 * number))
+            text = format_pokerstars(setup, events, stars_tournament, context)
+            with (stars_dir / "operator.txt").open("a", encoding="utf-8") as operator:
+                operator.write(text + HAND_SEPARATOR)
+            for entry in setup.seats:
+                mode = "a" if entry.player in stars_players else "w"
+                stars_players.add(entry.player)
+                with (stars_dir / f"HH-{entry.player}.txt").open(mode, encoding="utf-8") as own:
+                    own.write(own_view(text, entry.player) + HAND_SEPARATOR)
         result = table.finish_hand(stacks)
         hands += 1
         for busted in result.busted:
@@ -169,4 +203,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"chips conserved: {'yes' if conserved else 'no'}")
     if out_dir is not None:
         print(f"phh files:       {hands - refused_exports} in {out_dir}")
+    if stars_dir is not None:
+        files = f"operator.txt, {len(stars_players)} player files"
+        print(f"pokerstars:      {hands} hands in {stars_dir} ({files})")
     return 0 if conserved and not refused_exports else 1

@@ -3,6 +3,12 @@ players, findable by hand id, by player and by tournament, and exported as files
 
 The store does not render: it keeps the texts it is given, byte for byte, so an export is exactly
 what the table saw. Saving is idempotent on ``hand_id`` (a retried save stores nothing twice).
+
+The PokerStars text stored is the operator's record (``format_pokerstars`` with ``hero=None``:
+every player's ``Dealt to`` line). A player's own file is cut from it at export by
+``engine.history.pokerstars.own_view``, which keeps only that player's hole cards and equals
+rendering the hand for that player; nothing else in the text is private (hands shown at a
+showdown are public, mucked hands are never written).
 """
 
 from __future__ import annotations
@@ -15,13 +21,12 @@ from datetime import datetime
 
 import asyncpg
 
+from engine.history.pokerstars import join_hands, own_view
 from server.store.errors import HandHistoryError
 from server.store.postgres_text import is_storable
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_LIMIT = 100
-# PokerStars history files separate hands by blank lines; trackers expect at least two.
-POKERSTARS_SEPARATOR = "\n\n\n"
 _TOML_TABLE_HEADER = re.compile(r"^([ \t]*)(\[\[?)", re.MULTILINE)
 
 _SAVE_SQL = """
@@ -147,6 +152,28 @@ class HandHistories:
             )
         return [_record(row) for row in rows]
 
+    async def select(
+        self, *, tournament_id: str | None = None, player_id: str | None = None
+    ) -> list[HandRecord]:
+        """Every hand of a tournament, or of a player, or of a player in a tournament, oldest
+        first; at least one of the two must be given."""
+        if tournament_id is None and player_id is None:
+            raise HandHistoryError("choose the hands by tournament, by player, or both")
+        columns = ", ".join("h." + c for c in _COLUMNS.split(", "))
+        async with self._pool.acquire(timeout=self._timeout) as conn:
+            rows = await conn.fetch(
+                f"""SELECT {columns} FROM hand_histories AS h
+                     WHERE ($1::text IS NULL OR h.tournament_id = $1)
+                       AND ($2::text IS NULL OR EXISTS (
+                               SELECT 1 FROM hand_players AS p
+                                WHERE p.hand_id = h.hand_id AND p.player_id = $2))
+                     ORDER BY h.finished_at, h.hand_id""",
+                tournament_id,
+                player_id,
+                timeout=self._timeout,
+            )
+        return [_record(row) for row in rows]
+
     async def export_phh(self, tournament_id: str) -> str:
         """The tournament's hands as one ``.phhs`` file: each hand under ``[n]``, oldest first."""
         return phhs_text(await self.by_tournament(tournament_id))
@@ -166,8 +193,12 @@ def phhs_text(hands: Sequence[HandRecord]) -> str:
     return "\n".join(parts)
 
 
-def pokerstars_text(hands: Sequence[HandRecord]) -> str:
-    return POKERSTARS_SEPARATOR.join(hand.pokerstars.strip() for hand in hands) + ("\n" if hands else "")
+def pokerstars_text(hands: Sequence[HandRecord], player: str | None = None) -> str:
+    """The hands as one PokerStars file (each hand, then three blank lines); with ``player``, that
+    player's own copy of each hand (only their hole cards)."""
+    if player is None:
+        return join_hands(hand.pokerstars for hand in hands)
+    return join_hands(own_view(hand.pokerstars, player) for hand in hands)
 
 
 def _players_json(hand: HandRecord) -> str:
