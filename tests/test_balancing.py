@@ -406,5 +406,6 @@ def test_move_1_moved_player_takes_the_empty_seat_that_posts_the_big_blind_at_on
                 random.Random(1),
             )
             assert [(m.player, m.to_table, m.to_seat) for m in plan.moves] == [("s3", 2, 6)], (
-                f"{button_rule}/{moved_player_seat}: expected s3 (due the big blind) to seat 6, got {plan.moves}"
+                f"{button_rule}/{moved_player_seat}: expected s3 (due the big blind) in seat 6, "
+                f"got {plan.moves}"
             )

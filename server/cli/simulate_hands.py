@@ -91,9 +91,7 @@ def run(args: argparse.Namespace) -> int:
 
     rng = random.Random(args.seed)
     size = max(args.players, 9) if args.players <= 9 else 10
-    table = Table(
-        TableSettings(size=size, first_button=FirstButton.DRAW, limit=limit, game=game), table_id="1"
-    )
+    table = Table(TableSettings(size=size, first_button=FirstButton.DRAW, limit=limit, game=game), table_id=1)
     newcomers = 0
     issued = 0
     rebuys = 0
