@@ -226,6 +226,9 @@ class Table:
         self._last: _LastHand | None = None
         self._current: tuple[str, Positions, HandSetup] | None = None
         self._serving: frozenset[int] = frozenset()  # seats serving a penalty in the hand under way
+        # what the seats imply, kept until the seats or the button change (``_changed``)
+        self._players: tuple[SeatedPlayer, ...] | None = None
+        self._positions: Positions | None = None
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -241,10 +244,18 @@ class Table:
     def current_setup(self) -> HandSetup | None:
         return None if self._current is None else self._current[2]
 
+    def _changed(self) -> None:
+        """Seats, stacks or the button changed: forget what was worked out from them."""
+        self._players = None
+        self._positions = None
+
     @property
     def players(self) -> tuple[SeatedPlayer, ...]:
         """Everyone seated, in seat order."""
-        return tuple(self._seats[seat] for seat in sorted(self._seats))
+        players = self._players
+        if players is None:
+            players = self._players = tuple(self._seats[seat] for seat in sorted(self._seats))
+        return players
 
     def big_blind_order(self) -> tuple[int, ...]:
         """The occupied seats in the order they will post the big blind, the next one first
@@ -272,6 +283,7 @@ class Table:
         for seat in self.empty_seats():
             probe._seats = dict(self._seats)
             probe._seats[seat] = SeatedPlayer(seat, "\x00newcomer", 1)
+            probe._changed()
             try:
                 waits[seat] = probe.hands_until_big_blind(seat)
             except TableError:
@@ -349,6 +361,7 @@ class Table:
             seat=seat, player=player, stack=stack, absent=absent, waiting=waiting, penalty_hands=penalty_hands
         )
         self._seats[seat] = seated
+        self._changed()
         return seated
 
     def verify_unseat(self, seat: int) -> None:
@@ -363,6 +376,7 @@ class Table:
         """Take the player in ``seat`` away (moved), between hands; returns them (``penalty_hands``
         included: a penalty follows a player to their new table). To disqualify, ``disqualify``."""
         self.verify_unseat(seat)
+        self._changed()
         return self._seats.pop(seat)
 
     def verify_add_chips(self, seat: int, amount: int) -> None:
@@ -380,6 +394,7 @@ class Table:
         self.verify_add_chips(seat, amount)
         seated = replace(self._seats[seat], stack=self._seats[seat].stack + amount)
         self._seats[seat] = seated
+        self._changed()
         return seated
 
     def set_absent(self, seat: int, absent: bool) -> SeatedPlayer:
@@ -391,6 +406,7 @@ class Table:
             raise SeatEmptyError(f"seat {seat} is empty")
         seated = replace(self._seats[seat], absent=absent)
         self._seats[seat] = seated
+        self._changed()
         return seated
 
     # -- penalties (PEN-1) -----------------------------------------------------------------------
@@ -413,6 +429,7 @@ class Table:
         seated = self._seats[seat]
         seated = replace(seated, penalty_hands=seated.penalty_hands + hands)
         self._seats[seat] = seated
+        self._changed()
         return seated
 
     def verify_disqualify(self, seat: int) -> None:
@@ -427,6 +444,7 @@ class Table:
         """PEN-1: remove the player in ``seat`` between hands; returns their chips, which leave play
         (the tournament counts them as removed, not as chips anyone can win)."""
         self.verify_disqualify(seat)
+        self._changed()
         return self._seats.pop(seat).stack
 
     # -- the first button ----------------------------------------------------------------------
@@ -445,6 +463,7 @@ class Table:
         cards = tuple((seat, deck[index]) for index, seat in enumerate(seats))
         winner = max(cards, key=lambda seat_card: seat_card[1])[0]
         self._first_button = winner
+        self._changed()
         self._last = None
         return ButtonDraw(cards=cards, button=winner)
 
@@ -453,6 +472,7 @@ class Table:
         self._verify_between_hands("place the button")
         self._verify_seat_number(seat)
         self._first_button = seat
+        self._changed()
         self._last = None
 
     # -- positions -----------------------------------------------------------------------------
@@ -543,6 +563,12 @@ class Table:
         Raises ``NotEnoughPlayersError`` with fewer than two players with chips and
         ``ButtonNotDrawnError`` when the first button still has to be drawn.
         """
+        positions = self._positions
+        if positions is None:
+            positions = self._positions = self._work_out_positions()
+        return positions
+
+    def _work_out_positions(self) -> Positions:
         candidates = self._candidates()
         if len(candidates) < 2:
             raise NotEnoughPlayersError(
@@ -680,12 +706,13 @@ class Table:
         for seat, stack in finishing_stacks.items():
             seated = self._seats[seat]
             left = seated.penalty_hands - 1 if seat in self._serving else seated.penalty_hands
-            self._seats[seat] = replace(seated, stack=stack, waiting=False, penalty_hands=left)
+            self._seats[seat] = SeatedPlayer(seat, seated.player, stack, seated.absent, False, left)
         self._serving = frozenset()
         self._last = _LastHand(positions=positions, big_blind_player=self._seats[positions.big_blind].player)
         busted = tuple(
             self._seats.pop(seat) for seat in sorted(finishing_stacks) if finishing_stacks[seat] == 0
         )
+        self._changed()
         self._current = None
         return HandResult(hand_id=hand_id, busted=busted)
 
@@ -707,6 +734,7 @@ class Table:
         if last_positions is not None and big_blind_player is None:
             raise TableError("a snapshot with last positions must name the last big blind player")
         self._seats = seats
+        self._changed()
         self._first_button = first_button
         if last_positions is None or big_blind_player is None:
             self._last = None

@@ -54,9 +54,10 @@ from __future__ import annotations
 
 import heapq
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Protocol
 
 from engine.table import Table
 from engine.tournament.config import Balancing, BreakOrder, MovedPlayerSeat
@@ -98,6 +99,58 @@ class TableState:
     big_blind_order: tuple[int, ...] | None = None
     newcomer_waits: Mapping[int, int] | None = None
     breaking: bool = False
+
+
+class TableView(Protocol):
+    """What ``next_step`` reads of the tables it picks, only when it needs it (the director
+    answers from its live ``Table``s, ``plan_tables`` from plain ``TableState``s)."""
+
+    def seats(self, table_id: int) -> Mapping[int, str]: ...
+
+    def big_blind_order(self, table_id: int) -> Sequence[int]:
+        """The occupied seats in the order they post the big blind, the next one first."""
+        ...
+
+    def newcomer_waits(self, table_id: int) -> Mapping[int, int]:
+        """For each empty seat, the hands a player seated there now waits for the big blind."""
+        ...
+
+
+class StatesView:
+    """A ``TableView`` over plain ``TableState``s."""
+
+    def __init__(self, states: Mapping[int, TableState]) -> None:
+        self.states = states
+
+    def seats(self, table_id: int) -> Mapping[int, str]:
+        return self.states[table_id].seats
+
+    def big_blind_order(self, table_id: int) -> Sequence[int]:
+        return _order(self.states[table_id])
+
+    def newcomer_waits(self, table_id: int) -> Mapping[int, int]:
+        return _waits(self.states[table_id])
+
+
+class TablesView:
+    """A ``TableView`` over live ``engine.table.Table``s (the table's own answers, MOVE-1)."""
+
+    def __init__(self, tables: Mapping[int, Table]) -> None:
+        self.tables = tables
+
+    def seats(self, table_id: int) -> Mapping[int, str]:
+        return {seated.seat: seated.player for seated in self.tables[table_id].players}
+
+    def big_blind_order(self, table_id: int) -> Sequence[int]:
+        table = self.tables[table_id]
+        order = table.big_blind_order()
+        return order if order else tuple(seated.seat for seated in table.players)
+
+    def newcomer_waits(self, table_id: int) -> Mapping[int, int]:
+        table = self.tables[table_id]
+        waits = table.newcomer_big_blind_waits()
+        # a table that cannot tell (no button yet) counts empty seats in seat order
+        return waits if waits else {seat: number for number, seat in enumerate(table.empty_seats())}
 
 
 def state_of(table: Table, *, in_hand: bool = False, breaking: bool = False) -> TableState:
@@ -393,7 +446,7 @@ def _anchor(state: TableState) -> int:
 
 def next_step(
     index: TableIndex,
-    state: Callable[[int], TableState],
+    view: TableView,
     settings: Balancing,
     rng: random.Random,
     *,
@@ -407,15 +460,15 @@ def next_step(
         return None
     moved = moves_so_far or {}
     if breaking is not None:
-        return _empty_breaking_table(index, state, breaking, rng)
+        return _empty_breaking_table(index, view, breaking, rng)
     if index.tables > table_count(index.players, index.size):
-        return _start_break(index, state, settings, rng, last_elimination_table)
-    return _balance(index, state, settings, moved)
+        return _start_break(index, view, settings, rng, last_elimination_table)
+    return _balance(index, view, settings, moved)
 
 
 def _start_break(
     index: TableIndex,
-    state: Callable[[int], TableState],
+    view: TableView,
     settings: Balancing,
     rng: random.Random,
     last_elimination: int | None,
@@ -442,34 +495,30 @@ def _start_break(
         if named is None:
             return Wait()  # every table is in a hand; the next hand to end plans again
     if redraw:
-        return _redraw(index, state, named, rng)
+        return _redraw(index, view, named, rng)
     return StartBreak(named)
 
 
-def _empty_breaking_table(
-    index: TableIndex, state: Callable[[int], TableState], breaking: int, rng: random.Random
-) -> Step:
+def _empty_breaking_table(index: TableIndex, view: TableView, breaking: int, rng: random.Random) -> Step:
     """BRK-1: the next player of the breaking table goes to the emptiest idle table."""
-    leaving = state(breaking)
-    if not leaving.seats:
+    leaving = view.seats(breaking)
+    if not leaving:
         return TableBreak(breaking)
     for count in range(index.size):
         target_id = index.lowest_idle(count)
         if target_id is None:
             continue
-        target = state(target_id)
-        empty = [seat for seat in range(1, target.size + 1) if seat not in target.seats]
-        from_seat = rng.choice(sorted(leaving.seats))
-        return Move(
-            leaving.seats[from_seat], breaking, from_seat, target_id, rng.choice(empty), MoveReason.BREAK
-        )
+        taken = view.seats(target_id)
+        empty = [seat for seat in range(1, index.size + 1) if seat not in taken]
+        from_seat = rng.choice(sorted(leaving))
+        return Move(leaving[from_seat], breaking, from_seat, target_id, rng.choice(empty), MoveReason.BREAK)
     return Wait(hold=(breaking,))
 
 
-def _redraw(index: TableIndex, state: Callable[[int], TableState], broken: int, rng: random.Random) -> Redraw:
+def _redraw(index: TableIndex, view: TableView, broken: int, rng: random.Random) -> Redraw:
     """BRK-2: reseat everyone at random over every table but ``broken`` (all of them idle)."""
-    seated = {table_id: state(table_id) for table_id in index.all_tables()}
-    start = {player: (t.table_id, seat) for t in seated.values() for seat, player in t.seats.items()}
+    seated = {table_id: view.seats(table_id) for table_id in index.all_tables()}
+    start = {player: (t, seat) for t, seats in seated.items() for seat, player in seats.items()}
     players = sorted(start)
     rng.shuffle(players)
     table_ids = [table_id for table_id in sorted(seated) if table_id != broken]
@@ -477,8 +526,7 @@ def _redraw(index: TableIndex, state: Callable[[int], TableState], broken: int, 
     moves = []
     position = 0
     for number, table_id in enumerate(table_ids):
-        size = seated[table_id].size
-        for seat in sorted(rng.sample(range(1, size + 1), base + 1 if number < extra else base)):
+        for seat in sorted(rng.sample(range(1, index.size + 1), base + 1 if number < extra else base)):
             player = players[position]
             position += 1
             if start[player] != (table_id, seat):
@@ -487,7 +535,7 @@ def _redraw(index: TableIndex, state: Callable[[int], TableState], broken: int, 
 
 
 def _balance(
-    index: TableIndex, state: Callable[[int], TableState], settings: Balancing, moved: Mapping[str, int]
+    index: TableIndex, view: TableView, settings: Balancing, moved: Mapping[str, int]
 ) -> Step | None:
     largest, smallest = index.largest(), index.smallest()
     # a gap of one can never close, whatever the threshold says
@@ -499,16 +547,15 @@ def _balance(
     source_id = index.least_moved_idle(largest)
     if source_id is None:
         return Wait(hold=(target_id,))  # the short table waits for a full one to finish its hand
-    source, target = state(source_id), state(target_id)
-    order = _order(source)
-    from_seat = order[0]
-    to_seat = _destination_seat(target, settings.moved_player_seat, hands_until=0)
-    return Move(source.seats[from_seat], source_id, from_seat, target_id, to_seat, MoveReason.BALANCE)
+    from_seat = view.big_blind_order(source_id)[0]
+    to_seat = _destination_seat(view.newcomer_waits(target_id), settings.moved_player_seat, hands_until=0)
+    player = view.seats(source_id)[from_seat]
+    return Move(player, source_id, from_seat, target_id, to_seat, MoveReason.BALANCE)
 
 
-def _destination_seat(target: TableState, rule: MovedPlayerSeat, hands_until: int) -> int:
-    """MOVE-1: the empty seat at ``target`` for a player ``hands_until`` hands from the big blind."""
-    waits = _waits(target)
+def _destination_seat(waits: Mapping[int, int], rule: MovedPlayerSeat, hands_until: int) -> int:
+    """MOVE-1: the empty seat (``waits``: each empty seat's wait for the big blind) for a player
+    ``hands_until`` hands from the big blind."""
     if rule is MovedPlayerSeat.WORST_POSITION:
         return min(waits, key=lambda seat: (waits[seat], seat))
     return min(waits, key=lambda seat: (abs(waits[seat] - hands_until), waits[seat], seat))
@@ -576,11 +623,11 @@ def plan_tables(
     index = TableIndex(tables[0].size)
     breaking = next((table.table_id for table in tables if table.breaking), None)
 
-    def view(table_id: int) -> TableState:
-        return _with_seats(states[table_id], seats[table_id])
+    current: dict[int, TableState] = dict(states)
+    view = StatesView(current)
 
     def refresh(table_id: int) -> None:
-        table = view(table_id)
+        table = current[table_id] = _with_seats(states[table_id], seats[table_id])
         index.put(
             table_id,
             len(table.seats),
@@ -623,7 +670,7 @@ def plan_tables(
         elif isinstance(step, TableBreak):
             breaks.append(step)
             index.remove(step.table_id)
-            del states[step.table_id], seats[step.table_id]
+            del states[step.table_id], seats[step.table_id], current[step.table_id]
             breaking = None
             last_elimination_table = None  # a second break in one plan uses the fallback
         else:
@@ -634,7 +681,7 @@ def plan_tables(
             for table_id in step.broken:
                 breaks.append(TableBreak(table_id))
                 index.remove(table_id)
-                del states[table_id], seats[table_id]
+                del states[table_id], seats[table_id], current[table_id]
             for table_id in step.tables:
                 refresh(table_id)
             redraw = step.tables

@@ -69,10 +69,9 @@ from engine.tournament.balancing import (
     StartBreak,
     TableBreak,
     TableIndex,
-    TableState,
+    TablesView,
     Wait,
     next_step,
-    state_of,
 )
 from engine.tournament.config import Level, TournamentConfig, validate_config
 from engine.tournament.deals import (
@@ -628,6 +627,8 @@ class Director:
             limit=config.limit,
         )
         self._tables: dict[int, _Table] = {}
+        self._live: dict[int, Table] = {}  # the same tables, for the planner's view
+        self._view = TablesView(self._live)
         self._index = TableIndex(config.table_size)
         self._seat_of: dict[str, int] = {}  # player -> table id
         self.hands_dealt = 0
@@ -842,7 +843,7 @@ class Director:
         self.chips_issued += self.config.starting_stack * len(players)
         for table_id in sorted(opened.tables):
             table = opened.tables[table_id]
-            self._tables[table_id] = _Table(table)
+            self._add_table(table)
             for seated in table.players:
                 self._seat_of[seated.player] = table_id
             if len(table.players) < 2:
@@ -1416,9 +1417,9 @@ class Director:
                 moved = self._moved.get(player.player, 0) if player is not None else 0
         self._index.put(table_id, count, idle=True, times_moved=moved)
 
-    def _state(self, table_id: int) -> TableState:
-        entry = self._tables[table_id]
-        return state_of(entry.table, in_hand=entry.hand is not None, breaking=table_id == self._breaking)
+    def _add_table(self, table: Table, hand: RunningHand | None = None) -> None:
+        self._tables[table.table_id] = _Table(table, hand)
+        self._live[table.table_id] = table
 
     def _put_hold(self, table_id: int, reason: HoldReason, until: float | None) -> None:
         if self._hold.put(table_id, reason):
@@ -1527,7 +1528,7 @@ class Director:
             target = self._next_table_id
             self._next_table_id += 1
             table = Table(self.settings, table_id=target)
-            self._tables[target] = _Table(table)
+            self._add_table(table)
             self._button_pending.add(target)
             self._out.append(TableOpened(target, (), None))
         table = self._tables[target].table
@@ -1594,7 +1595,8 @@ class Director:
     def _try_round(self, now: float) -> bool:
         """HFH-1: once every hand under way has ended, start the synchronized round (unless a
         break, a pause or deal talks hold the tables: their end wakes them and comes back here).
-        True when hand-for-hand is pending and nothing is left to wait for."""
+        True when the tables are taken care of (held, or dealt the round); False when there is
+        no round to start (not pending, hands still under way, or hand-for-hand just ended)."""
         if self._hfh != "pending" or self._index.any_busy or self._pending_busts:
             return False
         elapsed = self.elapsed(now)
@@ -1610,8 +1612,7 @@ class Director:
             for table_id in sorted(self._tables):
                 self._put_hold(table_id, reason, until)
             return True
-        self._start_round(now)
-        return True
+        return self._start_round(now)
 
     def _hand_for_hand_due(self) -> bool:
         return hand_for_hand_due(
@@ -1628,18 +1629,22 @@ class Director:
         self._out.append(HandForHandEnded(hands))
         self._wake(self._hold.tables(HoldReason.HAND_FOR_HAND), now)
 
-    def _start_round(self, now: float) -> None:
-        """HFH-1: every table that can deal starts the same synchronized hand."""
-        playing = [
+    def _round_tables(self) -> list[int]:
+        return [
             table_id
             for table_id in sorted(self._tables)
             if len(self._tables[table_id].table.players) >= 2
             and table_id != self._breaking
             and table_id not in self._plan_hold
         ]
+
+    def _start_round(self, now: float) -> bool:
+        """HFH-1: every table that can deal starts the same synchronized hand. When fewer than
+        two tables can play (or it is no longer due), hand-for-hand ends instead: False."""
+        playing = self._round_tables()
         if len(playing) < 2 or not self._hand_for_hand_due():
             self._end_hand_for_hand(now)
-            return
+            return False
         self._round_on_bubble = self.players_left == self.structure().places_paid + 1
         if self._barrier is None:
             deduction = hand_for_hand_deduction_seconds(
@@ -1655,6 +1660,7 @@ class Director:
             self._hold.release(table_id)
             self._barrier.deal(table_id)
             self._deal(table_id, now)
+        return True
 
     def _eliminate(self, busts: list[Bust], share: bool, table_id: int, now: float, *, in_sync: bool) -> None:
         """ELIM-1/ELIM-2: rank the busts, pay their prizes, note the bubble and the end."""
@@ -1788,7 +1794,7 @@ class Director:
         for _ in range(4 * self._index.players + 4 * self._index.tables + 8):
             step = next_step(
                 self._index,
-                self._state,
+                self._view,
                 self.config.balancing,
                 self.rng,
                 moves_so_far=self._moved,
@@ -1847,6 +1853,7 @@ class Director:
 
     def _close(self, table_id: int) -> None:
         entry = self._tables.pop(table_id)
+        del self._live[table_id]
         if entry.table.players:
             raise DirectorError(f"table {table_id} closed with players seated")
         self._index.remove(table_id)
@@ -1967,7 +1974,7 @@ class Director:
         running = {hand.table_id: hand for hand in snapshot.running}
         for table_snapshot in snapshot.tables:
             table = Table.from_snapshot(table_snapshot)
-            director._tables[table.table_id] = _Table(table, running.get(table.table_id))
+            director._add_table(table, running.get(table.table_id))
             for seated in table.players:
                 director._seat_of[seated.player] = table.table_id
         director.hands_dealt = snapshot.hands_dealt
