@@ -233,7 +233,8 @@ class SimulationSnapshot:
     counters: Counters
     transfers: tuple[Transfer, ...]
     bots_state: tuple[int, tuple[int, ...], float | None]
-    sanctions: tuple[Sanction, ...]
+    penalties: tuple[Penalty, ...]  # sanctions still to come, by kind (plain data has no unions)
+    disqualifications: tuple[Disqualification, ...]
     disqualified: tuple[str, ...]
 
 
@@ -479,7 +480,10 @@ class Simulation:
             counters=Counters(**self.counters),
             transfers=tuple(self.ledger.transfers),
             bots_state=(version, tuple(state), gauss),
-            sanctions=tuple(s for items in self.sanctions.values() for s in items),
+            penalties=tuple(s for items in self.sanctions.values() for s in items if isinstance(s, Penalty)),
+            disqualifications=tuple(
+                s for items in self.sanctions.values() for s in items if isinstance(s, Disqualification)
+            ),
             disqualified=tuple(self.disqualified),
         )
 
@@ -488,7 +492,8 @@ class Simulation:
         """Continue from ``snapshot``: the hands that were under way are dealt again at their
         start (CRASH-1) and play as they did, so the run ends as the one that never stopped."""
         config = snapshot.director.config
-        simulation = cls(config, snapshot.players, snapshot.seed, policy, snapshot.sanctions)
+        sanctions = (*snapshot.penalties, *snapshot.disqualifications)
+        simulation = cls(config, snapshot.players, snapshot.seed, policy, sanctions)
         simulation.director = Director.restore(snapshot.director, random.Random())
         version, state, gauss = snapshot.bots_state
         simulation.bots.setstate((version, tuple(state), gauss))
