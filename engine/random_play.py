@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from engine.events import ActionTaken
-from engine.hand import Hand
+from engine.hand import Hand, LegalActions
 
-__all__ = ["Choice", "ChoiceKind", "choose_action", "play_random_hand"]
+__all__ = ["Choice", "ChoiceKind", "choose_action", "play_choice", "play_random_hand"]
 
 
 class ChoiceKind(StrEnum):
@@ -93,27 +93,32 @@ def choose_action(hand: Hand, rng: random.Random) -> Choice:
     return _new_choice(legal.seat, _CHECK_OR_CALL, None)
 
 
+def play_choice(hand: Hand, legal: LegalActions, rng: random.Random) -> None:
+    """Play ``choose_action``'s choice for ``legal`` (``hand.legal_actions()`` now) directly,
+    with the same random draws: no ``Choice`` value in between."""
+    roll = rng.random()
+    low, high = legal.min_raise_to, legal.max_raise_to
+    if legal.can_check:
+        if low is not None and high is not None and roll < 0.3:
+            hand.bet_or_raise_to(_raise_to(low, high, rng))
+        else:
+            hand.check_or_call()
+    elif roll < 0.45:
+        hand.fold()
+    elif low is not None and high is not None and roll < 0.6:
+        hand.bet_or_raise_to(_raise_to(low, high, rng))
+    else:
+        hand.check_or_call()
+
+
 def play_random_hand(hand: Hand, rng: random.Random) -> int:
     """Play ``hand`` to the end with random legal actions; returns how many actions were taken.
 
     The very choices ``choose_action`` makes (same random draws), played directly: no ``Choice``
     values in between."""
     count = 0
-    draw = rng.random
+    legal_actions = hand.legal_actions
     while not hand.is_over:
-        legal = hand.legal_actions()
-        roll = draw()
-        low, high = legal.min_raise_to, legal.max_raise_to
-        if legal.can_check:
-            if low is not None and high is not None and roll < 0.3:
-                hand.bet_or_raise_to(_raise_to(low, high, rng))
-            else:
-                hand.check_or_call()
-        elif roll < 0.45:
-            hand.fold()
-        elif low is not None and high is not None and roll < 0.6:
-            hand.bet_or_raise_to(_raise_to(low, high, rng))
-        else:
-            hand.check_or_call()
+        play_choice(hand, legal_actions(), rng)
         count += 1
     return count

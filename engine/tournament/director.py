@@ -671,6 +671,7 @@ class Director:
         self._continuation: PayoutStructure | None = None
         self._next_table_id = 1
         self._players_at_end = 0
+        self._level_at_cache: tuple[tuple[int, int, int], int | None] | None = None
         self._structure_cache: tuple[tuple[int, int], PayoutStructure] | None = None
         self._out: list[Command] = []
         self._now = float(start_at)  # the latest ``now`` given, for the level clock and wakeups
@@ -736,6 +737,8 @@ class Director:
         """The payout structure for the money in the pool now (final once ``purchases_final``)."""
         if self._continuation is not None:
             return self._continuation
+        if self._purchases_final and self._structure_cache is not None:
+            return self._structure_cache[1]  # nothing changes the pool any more
         pool = max(self.registration.pool_contributions, effective_guarantee(self.config))
         key = (pool, self.registration.entries)
         if self._structure_cache is None or self._structure_cache[0] != key:
@@ -1300,9 +1303,23 @@ class Director:
         return stopped
 
     def _next_level_at(self) -> int | None:
-        """Seconds since the start when the next level begins, if the clock runs."""
+        """Seconds since the start when the next level begins, if the clock runs (worked out
+        again only when the level, the stopped or the deducted seconds change)."""
         if self._stops:
             return None
+        key = (self.level_index, self._stopped_seconds, self._deducted_seconds)
+        cached = self._level_at_cache
+        if (
+            cached is not None
+            and cached[0] == key
+            and (cached[1] is None or cached[1] > self.elapsed(self._now))
+        ):
+            return cached[1]
+        at = self._work_out_next_level_at()
+        self._level_at_cache = (key, at)
+        return at
+
+    def _work_out_next_level_at(self) -> int | None:
         levels = self.clock.levels
         if self.level_index + 1 >= len(levels):
             return None
@@ -1494,7 +1511,8 @@ class Director:
         entry.hand = RunningHand(table_id, number, index, now, synchronized)
         entry.setup = setup
         self._reindex(table_id)
-        banks = tuple((seat.seat, self.time_banks(seat.player)) for seat in setup.seats)
+        held, offset = self._banks, self._bank_offset
+        banks = tuple((seat.seat, held.get(seat.player, 0) + offset) for seat in setup.seats)
         self._out.append(
             DealHand(table_id, number, setup, index + 1, synchronized, self.config.shot_clock, banks)
         )

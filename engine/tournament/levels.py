@@ -24,6 +24,7 @@ Time is ``now``, integer seconds since the start; nothing here reads a clock.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -116,6 +117,10 @@ class LevelClock:
         self._add_on_pending = add_on_break_at
         self._add_on_window: BreakWindow | None = None  # once generated (even when 0 minutes long)
         self._windows: list[BreakWindow] = []
+        # for bisection: each window's start and end, and the break seconds before each window
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        self._before: list[int] = []
         self._scheduled = 0  # scheduled breaks generated so far
         self._break_total = 0
         self._exhausted = breaks.mode is BreakMode.NONE and add_on_break_at is None
@@ -165,6 +170,9 @@ class LevelClock:
             self._generated_to = window.start + 1
             if window.seconds > 0:  # a zero-minute break is no break
                 self._windows.append(window)
+                self._starts.append(window.start)
+                self._ends.append(window.end)
+                self._before.append(self._break_total)
                 self._break_total += window.seconds
 
     def add_on_break(self) -> BreakWindow | None:
@@ -180,33 +188,30 @@ class LevelClock:
     def breaks_until(self, now: int) -> tuple[BreakWindow, ...]:
         """Every break that has started by ``now``."""
         self._extend(now)
-        return tuple(window for window in self._windows if window.start <= now)
+        return tuple(self._windows[: bisect_right(self._starts, now)])
 
     def break_at(self, now: int) -> BreakWindow | None:
         """The break in force at ``now``, if any."""
         self._extend(now)
-        for window in self._windows:
-            if window.start <= now < window.end:
-                return window
+        # windows never overlap: the only candidate is the last one starting at or before now
+        index = bisect_right(self._starts, now) - 1
+        if index >= 0 and now < self._ends[index]:
+            return self._windows[index]
         return None
 
     def next_break(self, now: int) -> BreakWindow | None:
         """The break in force at ``now`` or, if none, the next one to start (``None``: no more)."""
         self._extend(now)  # afterwards a window starting after ``now`` exists, unless none ever will
-        for window in self._windows:
-            if window.end > now:
-                return window
-        return None
+        index = bisect_right(self._ends, now)
+        return self._windows[index] if index < len(self._windows) else None
 
     def break_seconds_until(self, now: int) -> int:
         """Seconds of break between the start and ``now``."""
         self._extend(now)
-        total = 0
-        for window in self._windows:
-            if window.start >= now:
-                break
-            total += min(window.end, now) - window.start
-        return total
+        index = bisect_left(self._starts, now) - 1  # the last window starting before now
+        if index < 0:
+            return 0
+        return self._before[index] + min(self._ends[index], now) - self._starts[index]
 
     def pause_seconds_between(self, start: int, end: int) -> int:
         """HFH-1: the seconds of ``[start, end)`` that are not break time.

@@ -37,8 +37,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from engine.betting import AnteKind
+from engine.cards import FULL_DECK
 from engine.hand import Hand
-from engine.random_play import choose_action
+from engine.random_play import play_choice
 from engine.tournament.balancing import MoveReason
 from engine.tournament.config import Level, TournamentConfig
 from engine.tournament.director import (
@@ -173,17 +174,20 @@ def tournament_bot(hand: Hand, rng: random.Random) -> int:
 
     ``random_play`` is built to make all-ins and side pots common; on its own it busts a field of
     10,000 in about 3,000 hands. Facing a bet, a tournament bot therefore first folds with
-    ``FOLD_TO_BET_PROBABILITY`` and otherwise lets ``random_play`` choose: still many all-ins, but
-    a tournament long enough for levels, breaks, balancing and the bubble to matter.
+    ``FOLD_TO_BET_PROBABILITY`` and otherwise plays ``choose_action``'s choice (the same draws,
+    made here directly: one look at the legal actions per decision). Still many all-ins, but a
+    tournament long enough for levels, breaks, balancing and the bubble to matter.
     """
     actions = 0
     draw = rng.random
+    legal_actions = hand.legal_actions
     while not hand.is_over:
-        # draw first: asking the hand for its legal actions costs more than a random number
-        if draw() < FOLD_TO_BET_PROBABILITY and not hand.legal_actions().can_check:
+        legal = legal_actions()
+        # draw first, as ``choose_action`` draws after this one
+        if draw() < FOLD_TO_BET_PROBABILITY and not legal.can_check:
             hand.fold()
         else:
-            choose_action(hand, rng).apply(hand)
+            play_choice(hand, legal, rng)
         actions += 1
     return actions
 
@@ -361,7 +365,9 @@ class Simulation:
         """Play the dealt hand now (with its own generator); apply it when it ends."""
         rng = self.hand_rng
         rng.seed(self.seed * 4_294_967_296 + deal.hand_number)
-        hand = Hand(deal.setup, rng=rng)
+        # a uniform shuffle by random sort keys: half the cost of random.shuffle's 51 draws
+        draw = rng.random
+        hand = Hand(deal.setup, deck=sorted(FULL_DECK, key=lambda _: draw()), rng=rng)
         actions = self.policy(hand, rng)
         started = self._restart_at.pop(deal.table_id, self.now)
         if deal.hand_number > self.counters["hands"]:
@@ -492,7 +498,7 @@ class Simulation:
         """Continue from ``snapshot``: the hands that were under way are dealt again at their
         start (CRASH-1) and play as they did, so the run ends as the one that never stopped."""
         config = snapshot.director.config
-        sanctions = (*snapshot.penalties, *snapshot.disqualifications)
+        sanctions: list[Sanction] = [*snapshot.penalties, *snapshot.disqualifications]
         simulation = cls(config, snapshot.players, snapshot.seed, policy, sanctions)
         simulation.director = Director.restore(snapshot.director, random.Random())
         version, state, gauss = snapshot.bots_state
