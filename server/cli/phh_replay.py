@@ -3,7 +3,7 @@
 Each hand of each ``.phh``/``.phhs`` file (directories are searched recursively) is played through
 our engine with the cards it names. Per hand it prints our finishing stacks, or the action our
 engine refused and why, or where our stacks differ from the file's ``finishing_stacks``. The exit
-status is 1 if any hand was refused, could not be read, or disagrees; 0 otherwise.
+status is 1 if any hand was refused, could not be read (said on stderr), or disagrees; 0 otherwise.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from engine.history.phh import PhhError, load_path
+    from engine.history.phh import PhhError, loads_phh, loads_phhs
     from engine.history.replay import replay
+    from server.cli.files import InputFileError, read_text
 
     files: list[Path] = []
     for name in args.paths:
@@ -34,16 +35,17 @@ def run(args: argparse.Namespace) -> int:
         elif path.is_file():
             files.append(path)
         else:
-            print(f"{name}: no such file or directory", file=sys.stderr)
-            return 2
+            raise InputFileError(f"{name}: no such file or directory")
 
     hands = agreed = failed = 0
     for path in files:
         try:
-            loaded = load_path(path)
-        except (OSError, PhhError) as exc:
+            text = read_text(path)
+            loaded = loads_phhs(text, str(path)) if path.suffix == ".phhs" else [loads_phh(text, str(path))]
+        except (InputFileError, PhhError) as exc:
             failed += 1
-            print(f"{path}: UNREADABLE {exc}")
+            # On stderr: a file we could not read is an input error, not a replay result.
+            print(f"feltd phh replay: UNREADABLE {exc}", file=sys.stderr)
             continue
         for phh in loaded:
             hands += 1
