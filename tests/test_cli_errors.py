@@ -536,3 +536,13 @@ def test_every_database_command_says_which_database_it_uses(empty_db: str, workd
         assert result.returncode == 0, f"{name}: {result.stderr}"
         source = "$DATABASE_URL" if name == "admin player add" else "--database-url"
         assert f"database: {empty_db} (from {source})" in result.stdout, f"{name}:\n{result.stdout}"
+
+
+def test_feltd_traceback_shows_what_is_behind_the_line(workdir: Path) -> None:
+    """For a bug report: FELTD_TRACEBACK=1 lets the traceback of a known error through."""
+    url = f"postgresql://postgres@127.0.0.1:{_free_port()}/feltd"
+    result = feltd(
+        "admin", "ledger", "check", "--database-url", url, cwd=workdir, env=_env(FELTD_TRACEBACK="1")
+    )
+    assert result.returncode != 0
+    assert "Traceback" in result.stderr and "DatabaseUnavailable" in result.stderr, result.stderr

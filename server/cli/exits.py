@@ -16,14 +16,15 @@ import sys
 from dataclasses import dataclass
 
 OK = 0
-FAILED = 1  # the command ran and found something wrong (a ledger check, a replay that disagrees)
+FAILED = 1  # a check found a problem (a ledger check, a replay), or the work could not finish
 BAD_INPUT = 2  # a flag, a file or a value that can never work; argparse uses 2 as well
 UNAVAILABLE = 3  # the database cannot be used: not there, refused us, or not in a usable state
 INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports it
 BROKEN_PIPE = 141  # the reader went away (`| head`): 128 + SIGPIPE, as a shell reports it
 
 STATUS_HELP = (
-    f"exit status: {OK} done, {FAILED} a check failed, {BAD_INPUT} bad input, "
+    f"exit status: {OK} done, {FAILED} failed (a check found a problem, or the work could not "
+    f"finish), {BAD_INPUT} bad input, "
     f"{UNAVAILABLE} database unusable, {INTERRUPTED} interrupted (Ctrl-C), "
     f"{BROKEN_PIPE} output pipe closed"
 )
@@ -70,7 +71,8 @@ def explain(error: BaseException) -> Outcome | None:
     if isinstance(error, TimeoutError):
         return Outcome("timed out waiting for the database or the network", UNAVAILABLE)
     if isinstance(error, OSError):
-        return Outcome(_os_line(error), BAD_INPUT if error.filename else UNAVAILABLE)
+        # A named file is the user's input or output; else the system failed the work (disk full...).
+        return Outcome(_os_line(error), BAD_INPUT if error.filename else FAILED)
     return None
 
 
