@@ -236,6 +236,18 @@ def test_a_bad_data_dir_is_one_line_and_creates_nothing(
     assert after == before, f"a refused command changed {tmp_path}: {sorted(set(after) ^ set(before))}"
 
 
+def test_a_data_dir_whose_server_cannot_start_is_one_line(tmp_path: Path, workdir: Path) -> None:
+    """A pg folder that claims to be PostgreSQL data but is not: the embedded server's own failure
+    (many lines of server log) is told in one line that names the folder and the reason."""
+    pgdata = tmp_path / "broken" / "pg"
+    pgdata.mkdir(parents=True)
+    (pgdata / "PG_VERSION").write_text("16\n")
+    result = feltd(
+        "admin", "ledger", "check", "--data-dir", str(pgdata.parent), cwd=workdir, env=_env(DATABASE_URL=None)
+    )
+    assert_one_line_error(result, UNAVAILABLE, "the embedded PostgreSQL could not start in", str(pgdata))
+
+
 # --- feltd demo: nothing made before its inputs are checked ---------------------------------
 
 
