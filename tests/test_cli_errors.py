@@ -298,7 +298,7 @@ def test_demo_says_which_database_it_really_uses(empty_db: str, workdir: Path) -
     result = feltd("demo", "--players", "12", cwd=workdir, env=_env(DATABASE_URL=empty_db))
     assert result.returncode == 0, result.stderr
     assert f"database: {empty_db} (from $DATABASE_URL)" in result.stdout, result.stdout
-    assert "embedded" not in result.stdout, result.stdout
+    assert "embedded PostgreSQL in" not in result.stdout, result.stdout
 
 
 # --- the ledger: an idempotency conflict -----------------------------------------------------
