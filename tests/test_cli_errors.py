@@ -442,6 +442,13 @@ def test_a_closed_pipe_stops_the_demo_quietly(empty_db: str, workdir: Path) -> N
     assert status == BROKEN_PIPE, status
 
 
+def _as_at_a_terminal() -> None:
+    """In the child: Ctrl-C's default, as a terminal's foreground job has it. A test run started
+    in the background (`cmd &` in a script) hands its children SIGINT ignored, and a program that
+    starts with SIGINT ignored rightly keeps ignoring it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 async def test_ctrl_c_stops_the_demo_at_once_and_the_next_run_finishes_the_tournament(
     empty_db: str, workdir: Path
 ) -> None:
@@ -453,6 +460,7 @@ async def test_ctrl_c_stops_the_demo_at_once_and_the_next_run_finishes_the_tourn
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_as_at_a_terminal,
     )
     assert process.stdout is not None
     seen = []
