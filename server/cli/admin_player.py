@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-HELP = "Player accounts: add, show, deposit."
+from server.cli.arguments import non_negative, positive
+
+HELP = "Player accounts: add, show, deposit (money in cents)."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -14,20 +15,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     add = actions.add_parser("add", help="create a player and print its access token (shown once)")
-    add.add_argument("name")
+    add.add_argument("name", help="the player's name, unique")
     add.add_argument(
         "--deposit",
-        type=int,
+        type=non_negative,
         default=0,
         metavar="CENTS",
-        help="credit this many cents from the cashier (a ledger transaction)",
+        help="credit this many cents from the cashier (a ledger transaction; 0: none)",
     )
-    show = actions.add_parser("show", help="print a player's id, creation time and balance")
-    show.add_argument("name")
+    show = actions.add_parser("show", help="print a player's id, creation time and balance in cents")
+    show.add_argument("name", help="the player's name")
     deposit = actions.add_parser("deposit", help="credit cents from the cashier to a player")
-    deposit.add_argument("name")
-    deposit.add_argument("cents", type=int)
-    deposit.add_argument("--key", help="idempotency key (default: a new one; pass one to make a retry safe)")
+    deposit.add_argument("name", help="the player's name")
+    deposit.add_argument("cents", type=positive, metavar="CENTS", help="amount in cents (1000 is 10.00)")
+    deposit.add_argument(
+        "--key",
+        help="idempotency key: a retry with the same key and amount moves the money once; the same "
+        "key with another amount is refused (default: a new key each time)",
+    )
     for sub in (add, show, deposit):
         add_store_arguments(sub)
 
@@ -42,17 +47,11 @@ async def _run(args: argparse.Namespace) -> int:
     import uuid
 
     from engine.tournament.transfers import CASHIER, Reason, Transfer
-    from server.store.connection import open_store
+    from server.cli.exits import FAILED, CommandError
     from server.store.errors import PlayerError
+    from server.store.options import database_choice, open_chosen_store
 
-    if args.action in ("add", "deposit"):
-        cents = args.deposit if args.action == "add" else args.cents
-        if cents < 0 or (args.action == "deposit" and cents == 0):
-            print(
-                f"feltd admin player: a deposit is a positive number of cents, got {cents}", file=sys.stderr
-            )
-            return 2
-    async with open_store(args.database_url, args.data_dir) as store:
+    async with open_chosen_store(database_choice(args)) as store:
         try:
             if args.action == "add":
                 created = await store.players.add(args.name)
@@ -88,6 +87,5 @@ async def _run(args: argparse.Namespace) -> int:
                 print(f"created: {player.created_at.isoformat()}")
                 print(f"balance: {balance}")
         except PlayerError as error:
-            print(f"feltd admin player: {error}", file=sys.stderr)
-            return 1
+            raise CommandError(str(error), FAILED) from None
     return 0

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from server.cli.arguments import positive, whole_number
+
 HELP = "Ledger transactions/s and snapshot rows/s against the database."
 
 
@@ -14,25 +16,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_store_arguments(parser)
     parser.add_argument(
         "--transfers",
-        type=int,
+        type=positive,
         default=3000,
-        help="ledger transactions per ledger measurement (default 3000)",
+        metavar="N",
+        help="ledger transactions per ledger measurement",
     )
     parser.add_argument(
-        "--connections", type=int, default=8, help="connections for the concurrent measurements (default 8)"
+        "--connections",
+        type=positive,
+        default=8,
+        metavar="N",
+        help="PostgreSQL connections for the concurrent measurements",
     )
     parser.add_argument(
         "--writer-callers",
-        type=int,
+        type=positive,
         default=200,
-        help="concurrent callers posting through the group-commit LedgerWriter (default 200)",
+        metavar="N",
+        help="concurrent callers posting through the group-commit LedgerWriter",
     )
     parser.add_argument(
-        "--batch", type=int, default=100, help="transfers per post in the batched measurement (default 100)"
+        "--batch",
+        type=positive,
+        default=100,
+        metavar="N",
+        help="transfers per post in the batched measurement",
     )
-    parser.add_argument("--tables", type=int, default=1000, help="tables per snapshot batch (default 1000)")
-    parser.add_argument("--seats", type=int, default=9, help="players per table snapshot (default 9)")
-    parser.add_argument("--rounds", type=int, default=20, help="snapshot batches (default 20)")
+    parser.add_argument(
+        "--tables", type=positive, default=1000, metavar="N", help="tables per snapshot batch"
+    )
+    parser.add_argument(
+        "--seats", type=whole_number(2, 10), default=9, metavar="N", help="players per table snapshot"
+    )
+    parser.add_argument("--rounds", type=positive, default=20, metavar="N", help="snapshot batches")
     parser.add_argument(
         "--in-place",
         action="store_true",
@@ -45,5 +61,9 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from server.store.bench import run_store_bench
+    from server.store.options import database_choice
 
+    choice = database_choice(args)
+    choice.check()
+    print(f"database: {choice.describe()}", flush=True)
     return asyncio.run(run_store_bench(args))

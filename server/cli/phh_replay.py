@@ -6,7 +6,7 @@ unit, e.g. dollars and cents) and the replay's notes, or the action our engine r
 or where our stacks differ from the file's ``finishing_stacks``. A hand our rules play differently
 from the file's site in a documented case (``ReplayResult.departure``) is printed as DEPARTS with
 the rule. The exit status is 1 if any hand was refused, could not be read, or disagrees other
-than by such a departure; 0 otherwise.
+than by such a departure; 0 otherwise. A file that cannot be read is said on stderr.
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from engine.history.phh import PhhError, load_path
+    from engine.history.phh import PhhError, loads_phh, loads_phhs
     from engine.history.replay import replay
+    from server.cli.files import InputFileError, read_text
 
     files: list[Path] = []
     for name in args.paths:
@@ -38,16 +39,17 @@ def run(args: argparse.Namespace) -> int:
         elif path.is_file():
             files.append(path)
         else:
-            print(f"{name}: no such file or directory", file=sys.stderr)
-            return 2
+            raise InputFileError(f"{name}: no such file or directory")
 
     hands = agreed = failed = at_stacks = incomplete = noted = departed = 0
     for path in files:
         try:
-            loaded = load_path(path)
-        except (OSError, PhhError) as exc:
+            text = read_text(path)
+            loaded = loads_phhs(text, str(path)) if path.suffix == ".phhs" else [loads_phh(text, str(path))]
+        except (InputFileError, PhhError) as exc:
             failed += 1
-            print(f"{path}: UNREADABLE {exc}")
+            # On stderr: a file we could not read is an input error, not a replay result.
+            print(f"feltd phh replay: UNREADABLE {exc}", file=sys.stderr)
             continue
         for phh in loaded:
             hands += 1

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import argparse
 
+from server.cli.arguments import non_negative, whole_number
+
 HELP = "Play N random hands on the pure engine (optionally writing PHH and PokerStars files)."
 
 BIG_BLIND = 20
@@ -32,18 +34,33 @@ SMALL_BLIND = 10
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of `feltd simulate hands`; heavy imports belong in ``run`` so `--help` stays fast."""
-    parser.add_argument("--count", type=int, default=1000, help="hands to play (default 1000)")
-    parser.add_argument("--players", type=int, default=9, help="players at the table, 2..10 (default 9)")
+    parser.add_argument("--count", type=non_negative, default=1000, metavar="N", help="hands to play")
+    parser.add_argument(
+        "--players", type=whole_number(2, 10), default=9, metavar="N", help="players at the table, 2..10"
+    )
     parser.add_argument("--seed", type=int, default=1, help="seed of the random policy and the deal")
-    parser.add_argument("--limit", choices=("nl", "pl", "fl"), default="nl", help="betting structure")
-    parser.add_argument("--ante", choices=("none", "each", "bb"), default="none", help="ante kind")
-    parser.add_argument("--game", choices=("holdem", "omaha"), default="holdem", help="game (default holdem)")
-    parser.add_argument("--phh-out", metavar="DIR", default=None, help="write one .phh file per hand in DIR")
+    parser.add_argument(
+        "--limit", choices=("nl", "pl", "fl"), default="nl", help="betting structure: no, pot or fixed limit"
+    )
+    parser.add_argument(
+        "--ante",
+        choices=("none", "each", "bb"),
+        default="none",
+        help=f"ante: none, each player {BIG_BLIND // 10} chips, or one big blind ante of {BIG_BLIND}",
+    )
+    parser.add_argument("--game", choices=("holdem", "omaha"), default="holdem", help="game")
+    parser.add_argument(
+        "--phh-out",
+        metavar="DIR",
+        default=None,
+        help="write one .phh file per hand into DIR, a new or empty folder (checked before play starts)",
+    )
     parser.add_argument(
         "--pokerstars-out",
         metavar="DIR",
         default=None,
-        help="write PokerStars text in DIR: operator.txt (every hole card) and HH-<player>.txt per player",
+        help="write PokerStars text in DIR (a new or empty folder): operator.txt (every hole card) and "
+        "HH-<player>.txt per player",
     )
 
 
@@ -52,7 +69,6 @@ def run(args: argparse.Namespace) -> int:
     import random
     import sys
     import time
-    from pathlib import Path
 
     from engine.betting import AnteKind, Game, Limit
     from engine.events import ActionTaken, AntePosted, BlindPosted, CardsShown, HandsShown, PotAwarded
@@ -67,26 +83,21 @@ def run(args: argparse.Namespace) -> int:
     )
     from engine.random_play import play_random_hand
     from engine.table import FirstButton, Table, TableSettings
+    from server.cli.files import check_output_dir, make_output_dir
 
-    if not 2 <= args.players <= 10:
-        print(f"--players must be 2..10, got {args.players}", file=sys.stderr)
-        return 2
-    if args.count < 0:
-        print(f"--count must be >= 0, got {args.count}", file=sys.stderr)
-        return 2
     limit = Limit(args.limit)
     game = Game(args.game)
     ante_kind = AnteKind(args.ante)
     ante = {AnteKind.NONE: 0, AnteKind.EACH: BIG_BLIND // 10, AnteKind.BIG_BLIND: BIG_BLIND}[ante_kind]
-    out_dir = Path(args.phh_out) if args.phh_out else None
+    out_dir = check_output_dir(args.phh_out) if args.phh_out else None
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    stars_dir = Path(args.pokerstars_out) if args.pokerstars_out else None
+        make_output_dir(out_dir)
+    stars_dir = check_output_dir(args.pokerstars_out) if args.pokerstars_out else None
     stars_players: set[str] = set()  # players whose file this run has started
     stars_tournament = StarsTournament(args.seed if args.seed >= 1 else 1)
     stars_epoch = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     if stars_dir is not None:
-        stars_dir.mkdir(parents=True, exist_ok=True)
+        make_output_dir(stars_dir)
         (stars_dir / "operator.txt").write_text("", encoding="utf-8")
 
     rng = random.Random(args.seed)

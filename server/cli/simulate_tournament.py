@@ -5,22 +5,38 @@ from __future__ import annotations
 import argparse
 import sys
 
+from server.cli.arguments import non_negative, positive, whole_number
+
 HELP = "Play a whole tournament in-process on the pure engine and core."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of `feltd simulate tournament`; heavy imports belong in ``run`` so `--help` stays fast."""
-    parser.add_argument("--players", type=int, required=True, help="how many bots register")
-    parser.add_argument("--seed", type=int, default=1, help="seed of every random choice (default 1)")
     parser.add_argument(
-        "--config", metavar="FILE", help="tournament TOML (default: a 9-max freezeout, 15-minute levels)"
+        "--players",
+        type=whole_number(2),
+        required=True,
+        metavar="N",
+        help="how many bots register, at least 2",
+    )
+    parser.add_argument("--seed", type=int, default=1, help="seed of every random choice")
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="tournament TOML, UTF-8, money in cents (default: a 10.00 + 1.00 9-max freezeout, "
+        "15-minute levels)",
     )
     parser.add_argument(
-        "--progress-every", type=int, default=2000, metavar="HANDS", help="hands between progress lines"
+        "--progress-every", type=positive, default=2000, metavar="HANDS", help="hands between progress lines"
     )
-    parser.add_argument("--top", type=int, default=10, help="finishers to list in the summary")
     parser.add_argument(
-        "--transfers-out", metavar="FILE", help="write every money transfer, in order, as JSON lines"
+        "--top", type=non_negative, default=10, metavar="N", help="finishers to list in the summary"
+    )
+    parser.add_argument(
+        "--transfers-out",
+        metavar="FILE",
+        help="write every money transfer (amounts in cents), in order, as JSON lines into FILE, a new "
+        "file (checked before play starts)",
     )
 
 
@@ -36,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     import json
     import time
 
-    from engine.tournament.config import ConfigError, load_config
+    from engine.tournament.config import ConfigError, parse_config
     from engine.tournament.simulation import (
         InvariantBroken,
         Progress,
@@ -44,12 +60,14 @@ def run(args: argparse.Namespace) -> int:
         default_config,
         run_tournament,
     )
+    from server.cli.exits import CommandError
+    from server.cli.files import check_new_file, read_text
 
     try:
-        config = load_config(args.config) if args.config else default_config(args.players)
-    except (ConfigError, OSError) as error:
-        print(f"feltd simulate tournament: {error}", file=sys.stderr)
-        return 2
+        config = parse_config(read_text(args.config)) if args.config else default_config(args.players)
+    except ConfigError as error:
+        raise CommandError(f"{args.config}: {error}") from None
+    transfers_out = check_new_file(args.transfers_out) if args.transfers_out else None
     started = time.perf_counter()
 
     def progress(report: Progress) -> None:
@@ -70,8 +88,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"INVARIANT BROKEN: {error}", file=sys.stderr)
         return 1
     except SimulationError as error:
-        print(f"feltd simulate tournament: {error}", file=sys.stderr)
-        return 2
+        raise CommandError(str(error)) from None
     elapsed = time.perf_counter() - started
     won = result.prize_of()
     paid = sum(won.values())
@@ -103,8 +120,8 @@ def run(args: argparse.Namespace) -> int:
         for player in finish.players:
             print(f"    {places:>7}  {player}  {_money(won.get(player, 0))}")
             shown += 1
-    if args.transfers_out:
-        with open(args.transfers_out, "w", encoding="utf-8") as out:
+    if transfers_out is not None:
+        with transfers_out.open("x", encoding="utf-8") as out:
             for transfer in result.transfers:
                 out.write(
                     json.dumps(

@@ -85,7 +85,7 @@ async def _bench(store: Store, args: argparse.Namespace) -> None:
     n = args.transfers
     connections = args.connections
     # Fund every player once, in one batch, so the measured transfers never run dry.
-    players = [f"b{run}-{i}" for i in range(2 * connections * 2)]
+    players = [f"b{run}-{i}" for i in range(4 + 2 * connections)]  # 4 for the one-connection runs
     await store.ledger.post(
         [
             Transfer(CASHIER, player_account(p), 10**12, f"bench:{run}:fund:{p}", Reason.DEPOSIT)

@@ -7,14 +7,17 @@ PostgreSQL in ``data_dir`` (kept across restarts) and stops it on exit. Same SQL
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import socket
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import asyncpg
 
-from server.store.embedded import DEFAULT_DATA_DIR, EmbeddedPostgres, database_url_from_env
+from server.store.database_url import check_database_url, redact
+from server.store.embedded import DEFAULT_DATA_DIR, EmbeddedPostgres, check_data_dir, database_url_from_env
+from server.store.errors import DatabaseUnavailable, DatabaseUrlError
 from server.store.histories import HandHistories
 from server.store.ledger import Ledger
 from server.store.ledger_writer import LedgerWriter
@@ -46,20 +49,55 @@ class Store:
     ledger_writer: LedgerWriter
 
 
+@contextmanager
+def connecting(url: str) -> Iterator[None]:
+    """Around a connection attempt to ``url``: its failures become ``DatabaseUnavailable`` (the
+    server cannot be used: nothing answers, login refused, no such database, no answer in time)
+    or ``DatabaseUrlError``, each with a message that names the server without its password."""
+    check_database_url(url)
+    where = f"PostgreSQL at {redact(url)}"
+    try:
+        yield
+    except TimeoutError:
+        raise DatabaseUnavailable(f"{where} did not answer within {CONNECT_TIMEOUT_S:.0f} s") from None
+    except (asyncpg.InvalidAuthorizationSpecificationError, asyncpg.InvalidPasswordError) as error:
+        raise DatabaseUnavailable(f"{where} refused the login: {error}") from None
+    except asyncpg.InvalidCatalogNameError as error:
+        raise DatabaseUnavailable(f"{where}: {error}") from None
+    except asyncpg.PostgresError as error:
+        raise DatabaseUnavailable(f"{where} refused the connection: {error}") from None
+    except asyncpg.ClientConfigurationError as error:
+        raise DatabaseUrlError(f"{redact(url)!r}: {error}") from None
+    except asyncpg.InterfaceError as error:
+        raise DatabaseUnavailable(f"{where}: {error}") from None
+    except OSError as error:
+        raise DatabaseUnavailable(f"cannot connect to {where}: {_os_reason(error)}") from None
+
+
 async def connect_pool(url: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
-    """A pool whose every connection and query is bounded in time."""
-    pool = await asyncio.wait_for(
-        asyncpg.create_pool(
-            url,
-            min_size=min_size,
-            max_size=max_size,
-            timeout=CONNECT_TIMEOUT_S,
-            command_timeout=COMMAND_TIMEOUT_S,
-        ),
-        CONNECT_TIMEOUT_S,
-    )
+    """A pool whose every connection and query is bounded in time; failures as ``connecting``."""
+    with connecting(url):
+        pool = await asyncio.wait_for(
+            asyncpg.create_pool(
+                url,
+                min_size=min_size,
+                max_size=max_size,
+                timeout=CONNECT_TIMEOUT_S,
+                command_timeout=COMMAND_TIMEOUT_S,
+            ),
+            CONNECT_TIMEOUT_S,
+        )
     assert pool is not None
     return pool
+
+
+def _os_reason(error: OSError) -> str:
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused (is the server running, on that host and port?)"
+    if isinstance(error, socket.gaierror):
+        return f"unknown host ({error.strerror})"
+    # asyncpg joins the errors of every address it tried; the first names the cause.
+    return error.strerror or str(error).splitlines()[0]
 
 
 @asynccontextmanager
@@ -74,10 +112,17 @@ async def open_store(
     """Connect (or start the embedded server), apply migrations, yield a ``Store``; clean up on exit.
 
     ``database_url`` defaults to ``DATABASE_URL``. Raises ``SchemaTooNew`` before yielding if the
-    database was migrated by a newer feltd.
+    database was migrated by a newer feltd, ``DatabaseUrlError`` / ``DataDirError`` for a URL or
+    data folder that cannot work (before anything is made), ``DatabaseUnavailable`` when the server
+    cannot be used and ``EmbeddedServerError`` when the embedded one does not start.
     """
     url = database_url or database_url_from_env()
     embedded: EmbeddedPostgres | None = None
+    # Checked before the embedded server makes its folder or a pool connects.
+    if url is None:
+        check_data_dir(Path(data_dir))
+    else:
+        check_database_url(url)
     if url is None:
         embedded = await asyncio.wait_for(
             asyncio.to_thread(EmbeddedPostgres, Path(data_dir)), EMBEDDED_START_TIMEOUT_S

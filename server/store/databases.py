@@ -8,6 +8,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
+from server.store.connection import connecting
+
 ADMIN_TIMEOUT_S = 30.0
 _SAFE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -23,7 +25,8 @@ async def create_database(server_url: str, prefix: str = "feltd") -> str:
     name = f"{prefix}_{uuid.uuid4().hex[:12]}"
     if not _SAFE_NAME.match(name):
         raise ValueError(f"database name prefix {prefix!r} must be lowercase letters, digits and _")
-    conn = await asyncpg.connect(server_url, timeout=ADMIN_TIMEOUT_S)
+    with connecting(server_url):
+        conn = await asyncpg.connect(server_url, timeout=ADMIN_TIMEOUT_S)
     try:
         await conn.execute(f'CREATE DATABASE "{name}"', timeout=ADMIN_TIMEOUT_S)
     finally:
@@ -36,7 +39,8 @@ async def drop_database(server_url: str, database_url: str) -> None:
     name = urlsplit(database_url).path.lstrip("/")
     if not _SAFE_NAME.match(name):
         raise ValueError(f"refusing to drop a database named {name!r}")
-    conn = await asyncpg.connect(server_url, timeout=ADMIN_TIMEOUT_S)
+    with connecting(server_url):
+        conn = await asyncpg.connect(server_url, timeout=ADMIN_TIMEOUT_S)
     try:
         await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', timeout=ADMIN_TIMEOUT_S)
     finally:

@@ -27,6 +27,24 @@ class MigrationFileError(StoreError):
     """A migration file is misnamed or two files share a version number."""
 
 
+class DatabaseUnavailable(StoreError):
+    """The PostgreSQL server named could not be used: nothing answers, it refused the login, the
+    database does not exist, or it did not answer in time. The message says which, and where."""
+
+
+class EmbeddedServerError(StoreError):
+    """The embedded PostgreSQL could not be started in its data folder."""
+
+
+class DatabaseUrlError(ValueError):
+    """A database URL that is not a PostgreSQL URL (``postgresql://USER@HOST:PORT/DATABASE``)."""
+
+
+class DataDirError(ValueError):
+    """A ``--data-dir`` the embedded PostgreSQL cannot use: a file, a missing parent folder, or a
+    folder holding something other than feltd's PostgreSQL data."""
+
+
 class LedgerError(ValueError):
     """A ledger post that cannot be made as asked; nothing was posted."""
 
