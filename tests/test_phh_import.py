@@ -324,4 +324,5 @@ def test_phh_replay_command_prints_amounts_notes_and_departures_and_exits_0(
         dollars.replace("min_bet = 0.10", "min_bet = 0.10001"), encoding="utf-8"
     )
     assert main(["phh", "replay", str(tmp_path)]) == 1
-    assert "fine.phh: UNREADABLE" in capsys.readouterr().out
+    unreadable = capsys.readouterr().err  # an input the replay cannot read is said on stderr
+    assert "UNREADABLE" in unreadable and "fine.phh" in unreadable, unreadable
