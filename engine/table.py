@@ -49,6 +49,7 @@ from enum import StrEnum
 
 from engine.betting import MAX_TABLE_SIZE, MIN_TABLE_SIZE, AnteKind, Game, HandSetup, Limit, SeatSetup
 from engine.cards import Card, shuffled_deck
+from engine.slots import builder
 from engine.triads import can
 
 __all__ = [
@@ -161,6 +162,10 @@ class SeatedPlayer:
     waiting: bool = False
     # PEN-1: hands still to sit out (dealt in, posting, hand killed)
     penalty_hands: int = 0
+
+
+_new_seated = builder(SeatedPlayer)
+_new_seat_setup = builder(SeatSetup)
 
 
 @dataclass(frozen=True, slots=True)
@@ -633,18 +638,12 @@ class Table:
         serving = frozenset(seat for seat in positions.dealt_in if self._seats[seat].penalty_hands > 0)
         # A hand needs a live player: if everyone dealt in is serving, nobody's hand is killed.
         killed = serving if len(serving) < len(positions.dealt_in) else frozenset()
+        seats = self._seats
+        dealt = [seats[seat] for seat in positions.dealt_in]
         setup = HandSetup(
             hand_id=hand_id,
             table_size=self.size,
-            seats=tuple(
-                SeatSetup(
-                    seat=seat,
-                    player=self._seats[seat].player,
-                    stack=self._seats[seat].stack,
-                    absent=self._seats[seat].absent,
-                )
-                for seat in positions.dealt_in
-            ),
+            seats=tuple([_new_seat_setup(s.seat, s.player, s.stack, s.absent) for s in dealt]),
             button=positions.button,
             small_blind_seat=positions.small_blind,
             big_blind_seat=positions.big_blind,
@@ -703,15 +702,14 @@ class Table:
         self.verify_finish_hand(finishing_stacks)
         assert self._current is not None
         hand_id, positions, _setup = self._current
+        seats, serving = self._seats, self._serving
         for seat, stack in finishing_stacks.items():
-            seated = self._seats[seat]
-            left = seated.penalty_hands - 1 if seat in self._serving else seated.penalty_hands
-            self._seats[seat] = SeatedPlayer(seat, seated.player, stack, seated.absent, False, left)
+            seated = seats[seat]
+            left = seated.penalty_hands - 1 if seat in serving else seated.penalty_hands
+            seats[seat] = _new_seated(seat, seated.player, stack, seated.absent, False, left)
         self._serving = frozenset()
-        self._last = _LastHand(positions=positions, big_blind_player=self._seats[positions.big_blind].player)
-        busted = tuple(
-            self._seats.pop(seat) for seat in sorted(finishing_stacks) if finishing_stacks[seat] == 0
-        )
+        self._last = _LastHand(positions, seats[positions.big_blind].player)
+        busted = tuple(seats.pop(seat) for seat in sorted(finishing_stacks) if not finishing_stacks[seat])
         self._changed()
         self._current = None
         return HandResult(hand_id=hand_id, busted=busted)

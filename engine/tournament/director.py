@@ -113,7 +113,7 @@ from engine.tournament.registration import (
     Waitlisted,
 )
 from engine.tournament.registration import Purchased as Bought
-from engine.tournament.seating import open_tables, seat_players
+from engine.tournament.seating import open_tables, seat_players, table_count
 from engine.tournament.settlement import (
     InMoneyMethod,
     Settlement,
@@ -672,6 +672,7 @@ class Director:
         self._next_table_id = 1
         self._players_at_end = 0
         self._level_at_cache: tuple[tuple[int, int, int], int | None] | None = None
+        self._wakeup_cache: tuple[tuple[object, ...], float | None] | None = None
         self._structure_cache: tuple[tuple[int, int], PayoutStructure] | None = None
         self._out: list[Command] = []
         self._now = float(start_at)  # the latest ``now`` given, for the level clock and wakeups
@@ -879,11 +880,30 @@ class Director:
         return self._flush()
 
     def next_wakeup(self) -> float | None:
-        """When ``tick`` next has something to do (``None``: nothing is scheduled)."""
+        """When ``tick`` next has something to do (``None``: nothing is scheduled). Cheap to ask
+        after every input: the answer is kept until time passes it or what it depends on changes."""
         if self.status is Status.REGISTERING:
             return self.registration.start_at
         if self.status is not Status.RUNNING:
             return None
+        key = (
+            self.level_index,
+            self._stopped_seconds,
+            self._deducted_seconds,
+            len(self._stops),
+            self._add_ons,
+            self._purchases_final,
+            self._break_announced,
+            min((pending.until for pending in self._pending_rebuys.values()), default=None),
+        )
+        cached = self._wakeup_cache
+        if cached is not None and cached[0] == key and (cached[1] is None or cached[1] > self._now):
+            return cached[1]
+        wakeup = self._work_out_next_wakeup()
+        self._wakeup_cache = (key, wakeup)
+        return wakeup
+
+    def _work_out_next_wakeup(self) -> float | None:
         start = self.registration.start_at
         elapsed = self.elapsed(self._now)
         times: list[float] = [pending.until for pending in self._pending_rebuys.values()]
@@ -1271,6 +1291,8 @@ class Director:
         self._out.append(ChipsAdded(table_id, seat, player, chips, kind))
 
     def _apply_owed(self, table_id: int) -> None:
+        if not self._owed:
+            return
         table = self._tables[table_id].table
         for seated in table.players:
             owed = self._owed.pop(seated.player, None)
@@ -1512,7 +1534,7 @@ class Director:
         entry.setup = setup
         self._reindex(table_id)
         held, offset = self._banks, self._bank_offset
-        banks = tuple((seat.seat, held.get(seat.player, 0) + offset) for seat in setup.seats)
+        banks = tuple([(seat.seat, held.get(seat.player, 0) + offset) for seat in setup.seats])
         self._out.append(
             DealHand(table_id, number, setup, index + 1, synchronized, self.config.shot_clock, banks)
         )
@@ -1806,6 +1828,15 @@ class Director:
 
     def _replan(self, now: float) -> None:
         """BRK-1/BRK-2/BAL-1/MOVE-1: carry out the planner's steps between hands."""
+        index = self._index
+        if (
+            self._breaking is None
+            and not self._plan_hold
+            and (self._final_table_announced or len(self._tables) != 1)
+            and index.tables <= table_count(index.players, index.size)
+            and index.largest() - index.smallest() < max(self.config.balancing.threshold, 2)
+        ):
+            return  # nothing to break or balance: the common case after a hand, answered at once
         released = set(self._plan_hold)
         self._plan_hold.clear()
         touched: set[int] = set()

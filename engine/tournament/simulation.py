@@ -107,6 +107,7 @@ class Progress:
     hands: int
     clock_seconds: int
     hand_for_hand: bool
+    registering: bool = False  # before the start: ``players_left`` counts the players registered
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,8 +284,8 @@ class Simulation:
 
     # -- setting up -------------------------------------------------------------------------------
 
-    def register_everyone(self) -> None:
-        """Deposit every bot's bankroll and register it (REG-1)."""
+    def register_everyone(self, report: Callable[[], None] | None = None, every: int = 25_000) -> None:
+        """Deposit every bot's bankroll and register it (REG-1); ``report`` every ``every`` bots."""
         bankroll = (self.config.buy_in + (self.config.fee or 0)) * BANKROLL_BUY_INS
         for index in range(1, self.players + 1):
             name = f"p{index:05d}"
@@ -293,6 +294,8 @@ class Simulation:
             )
             self.ledger.apply((deposit,))
             self._handle(self.director.register(name, 0, self.ledger.balances[player_account(name)]))
+            if report is not None and index % every == 0:
+                report()
 
     def start(self) -> None:
         self._handle(self.director.start(0))
@@ -433,6 +436,7 @@ class Simulation:
             self.counters["hands"],
             self.now,
             director.hand_for_hand,
+            director.status is Status.REGISTERING,
         )
 
     def result(self) -> SimulationResult:
@@ -560,9 +564,11 @@ def run_tournament(
     ``InvariantBroken`` as soon as an invariant fails, ``SimulationError`` for a bad request.
     """
     simulation = Simulation(config, players, seed, policy, sanctions)
-    simulation.register_everyone()
     if progress is not None:
         progress(simulation.progress())
+        simulation.register_everyone(lambda: progress(simulation.progress()))
+    else:
+        simulation.register_everyone()
     if before_start is not None:
         before_start(simulation)
     simulation.start()
@@ -573,7 +579,8 @@ def run_tournament(
         hands = simulation.counters["hands"]
         if hands >= next_check:
             simulation.check()
-            next_check = hands + max(CHECK_SEATS_EVERY, simulation.director.table_count)
+            # the checks cost O(players): every (a few times the tables) hands, O(1) a hand
+            next_check = hands + max(CHECK_SEATS_EVERY, 4 * simulation.director.table_count)
         if progress is not None and hands >= next_report:
             progress(simulation.progress())
             next_report = hands + progress_every

@@ -60,8 +60,8 @@ class AccountKind(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Account:
     """A ledger account as a value: its kind, and whose it is. ``str(account)`` is its name in
-    the ledger (the module docstring lists the forms); ``Account.parse`` reads one back. The one
-    place the name format is written and read."""
+    the ledger (the module docstring lists the forms, ``player_account`` and its two siblings
+    write them); ``Account.parse`` reads one back."""
 
     kind: AccountKind
     tournament_id: str = ""  # pools and tickets
@@ -90,11 +90,11 @@ class Account:
 
     def __str__(self) -> str:
         if self.kind is AccountKind.PLAYER:
-            return f"player:{self.player_id}"
+            return player_account(self.player_id)
         if self.kind is AccountKind.POOL:
-            return f"pool:{self.tournament_id}"
+            return pool_account(self.tournament_id)
         if self.kind is AccountKind.TICKET:
-            return f"ticket:{self.tournament_id}:{self.player_id}"
+            return ticket_account(self.tournament_id, self.player_id)
         return str(self.kind)
 
     @property
@@ -103,16 +103,18 @@ class Account:
         return self.kind in (AccountKind.HOUSE, AccountKind.CASHIER)
 
 
+# The names, written here and read by ``Account.parse`` (plain f-strings: they are built for
+# every transfer).
 def player_account(player_id: str) -> str:
-    return str(Account(AccountKind.PLAYER, player_id=player_id))
+    return f"player:{player_id}"
 
 
 def pool_account(tournament_id: str) -> str:
-    return str(Account(AccountKind.POOL, tournament_id=tournament_id))
+    return f"pool:{tournament_id}"
 
 
 def ticket_account(tournament_id: str, player_id: str) -> str:
-    return str(Account(AccountKind.TICKET, tournament_id, player_id))
+    return f"ticket:{tournament_id}:{player_id}"
 
 
 def may_go_negative(account: str) -> bool:

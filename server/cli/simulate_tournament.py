@@ -72,6 +72,9 @@ def run(args: argparse.Namespace) -> int:
 
     def progress(report: Progress) -> None:
         elapsed = time.perf_counter() - started
+        if report.registering:
+            print(f"registered   {report.players_left:>6}  ({elapsed:.1f} s)", flush=True)
+            return
         rate = report.hands / elapsed if elapsed > 0 else 0.0
         hfh = "  hand-for-hand" if report.hand_for_hand else ""
         print(
