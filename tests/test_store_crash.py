@@ -37,7 +37,7 @@ async def writer(store, w):
         await store.ledger.post([Transfer(player, pool_account("crash"), 100, keys[0], Reason.BUY_IN),
                                  Transfer(player, HOUSE, 10, keys[1], Reason.FEE)])
         print("ack", *keys, flush=True)
-        snaps = [TableSnapshot("crash", f"{w}-{t}", n, 1 + n // 50, n % 9 + 1,
+        snaps = [TableSnapshot("crash", w * 1000 + t, n, 1 + n // 50, n % 9 + 1,
                                tuple(SeatSnapshot(s, f"w{w}t{t}s{s}", 1_000 + n * s, 2)
                                      for s in range(1, 10)),
                                datetime.now(UTC)) for t in range(25)]
@@ -142,5 +142,5 @@ async def test_crash_1_sigkill_mid_stream_loses_nothing_acknowledged(crash_db: s
         hands = {table.table_id: table.hand_number for table in state.tables}
         for _batch, w, n in snaps:
             for t in range(25):
-                latest = hands[f"{w}-{t}"]
+                latest = hands[w * 1000 + t]
                 assert latest >= n, f"table {w}-{t}: hand {n} was acknowledged, latest loaded is {latest}"

@@ -30,7 +30,7 @@ NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 def table(
-    tid: str, table_id: str, hand: int, players: dict[str, int], *, button: int | None = 1
+    tid: str, table_id: int, hand: int, players: dict[str, int], *, button: int | None = 1
 ) -> TableSnapshot:
     seats = tuple(
         SeatSnapshot(seat, player, stack, 2) for seat, (player, stack) in enumerate(players.items(), 1)
@@ -40,34 +40,34 @@ def table(
 
 async def test_crash_1_latest_state_is_each_tables_last_hand_boundary(store: Store) -> None:
     await store.snapshots.save(
-        [table("s1", "A", 0, {"a1": 1000, "a2": 1000}), table("s1", "B", 0, {"b1": 1000, "b2": 1000})]
+        [table("s1", 1, 0, {"a1": 1000, "a2": 1000}), table("s1", 2, 0, {"b1": 1000, "b2": 1000})]
     )
-    await store.snapshots.save([table("s1", "A", 1, {"a1": 1500, "a2": 500})])
+    await store.snapshots.save([table("s1", 1, 1, {"a1": 1500, "a2": 500})])
     third = await store.snapshots.save(
-        [table("s1", "B", 1, {"b1": 200, "b2": 1800}), table("s1", "A", 2, {"a1": 2000})]
+        [table("s1", 2, 1, {"b1": 200, "b2": 1800}), table("s1", 1, 2, {"a1": 2000})]
     )
     state = await store.snapshots.load_latest_state("s1")
     assert state is not None
     assert state.batch_id == third.batch_id, (state.batch_id, third.batch_id)
     got = {t.table_id: (t.hand_number, {s.player_id: s.stack for s in t.seats}) for t in state.tables}
-    assert got == {"A": (2, {"a1": 2000}), "B": (1, {"b1": 200, "b2": 1800})}, got
+    assert got == {1: (2, {"a1": 2000}), 2: (1, {"b1": 200, "b2": 1800})}, got
     assert state.chips == 4000, f"chips are conserved across the state: expected 4000, got {state.chips}"
-    assert state.tables[0] == table("s1", "A", 2, {"a1": 2000}), "a snapshot loads back exactly as saved"
+    assert state.tables[0] == table("s1", 1, 2, {"a1": 2000}), "a snapshot loads back exactly as saved"
 
 
 async def test_latest_state_at_or_before_a_batch_and_broken_tables(store: Store) -> None:
     first = await store.snapshots.save(
-        [table("s2", "A", 5, {"p1": 10, "p2": 20}), table("s2", "B", 5, {"p3": 30})]
+        [table("s2", 1, 5, {"p1": 10, "p2": 20}), table("s2", 2, 5, {"p3": 30})]
     )
     # A balancing move between hands: both tables in one batch, so no state has p3 twice or never.
     await store.snapshots.save(
-        [table("s2", "A", 5, {"p1": 10, "p2": 20, "p3": 30}), table("s2", "B", 5, {}, button=None)]
+        [table("s2", 1, 5, {"p1": 10, "p2": 20, "p3": 30}), table("s2", 2, 5, {}, button=None)]
     )
     now = await store.snapshots.load_latest_state("s2")
-    assert now is not None and [t.table_id for t in now.tables] == ["A"], "a broken table is left out"
+    assert now is not None and [t.table_id for t in now.tables] == [1], "a broken table is left out"
     assert now.players == {"p1", "p2", "p3"}, now.players
     before = await store.snapshots.load_latest_state("s2", at_or_before_batch=first.batch_id)
-    assert before is not None and {t.table_id for t in before.tables} == {"A", "B"}
+    assert before is not None and {t.table_id for t in before.tables} == {1, 2}
     assert before.players == {"p1", "p2", "p3"}, before.players
     assert await store.snapshots.load_latest_state("nothing-here") is None
     # Pruning up to the newest batch keeps exactly what the latest state needs.
@@ -76,14 +76,14 @@ async def test_latest_state_at_or_before_a_batch_and_broken_tables(store: Store)
 
 
 async def test_a_thousand_tables_save_in_one_round_trip_and_concurrent_saves_stay_whole(store: Store) -> None:
-    batch = [table("s3", f"T{i}", 1, {f"p{i}-{s}": 1000 + s for s in range(9)}) for i in range(1000)]
+    batch = [table("s3", i, 1, {f"p{i}-{s}": 1000 + s for s in range(9)}) for i in range(1000)]
     saved = await store.snapshots.save(batch)
     assert len(saved.snapshot_ids) == 1000 and list(saved.snapshot_ids) == sorted(saved.snapshot_ids)
 
     async def actor(first: int) -> None:
         # One writer per table, as the table actors are; different tables save concurrently.
         for hand in range(2, 6):
-            tables = [table("s3", f"T{i}", hand, {f"p{i}-0": 5}) for i in range(first, 1000, 4)]
+            tables = [table("s3", i, hand, {f"p{i}-0": 5}) for i in range(first, 1000, 4)]
             await store.snapshots.save(tables)
 
     await asyncio.gather(*(actor(first) for first in range(4)))
@@ -98,7 +98,7 @@ async def test_table_actors_saving_at_once_share_a_few_round_trips(store: Store)
     writer = SnapshotWriter(store.snapshots, max_batch=400)
 
     async def actor(i: int) -> list[int]:
-        return [await writer.save(table("s4", f"T{i}", hand, {f"p{i}": 1000 + hand})) for hand in (1, 2)]
+        return [await writer.save(table("s4", i, hand, {f"p{i}": 1000 + hand})) for hand in (1, 2)]
 
     ids = await asyncio.gather(*(actor(i) for i in range(1000)))
     await writer.close()
@@ -110,15 +110,15 @@ async def test_table_actors_saving_at_once_share_a_few_round_trips(store: Store)
 
 def test_snapshots_that_do_not_describe_a_table_are_refused() -> None:
     with pytest.raises(SnapshotError, match="twice"):
-        TableSnapshot("t", "A", 1, 1, 1, (SeatSnapshot(1, "p", 1, 0), SeatSnapshot(1, "q", 1, 0)), NOW)
+        TableSnapshot("t", 1, 1, 1, 1, (SeatSnapshot(1, "p", 1, 0), SeatSnapshot(1, "q", 1, 0)), NOW)
     with pytest.raises(SnapshotError, match="twice"):
-        TableSnapshot("t", "A", 1, 1, 1, (SeatSnapshot(1, "p", 1, 0), SeatSnapshot(2, "p", 1, 0)), NOW)
+        TableSnapshot("t", 1, 1, 1, 1, (SeatSnapshot(1, "p", 1, 0), SeatSnapshot(2, "p", 1, 0)), NOW)
     with pytest.raises(SnapshotError, match="non-negative"):
-        TableSnapshot("t", "A", 1, 1, 1, (SeatSnapshot(1, "p", -5, 0),), NOW)
+        TableSnapshot("t", 1, 1, 1, 1, (SeatSnapshot(1, "p", -5, 0),), NOW)
     with pytest.raises(SnapshotError, match="NUL"):
-        TableSnapshot("t", "A", 1, 1, 1, (SeatSnapshot(1, "p\x00", 1, 0),), NOW)
+        TableSnapshot("t", 1, 1, 1, 1, (SeatSnapshot(1, "p\x00", 1, 0),), NOW)
     with pytest.raises(SnapshotError, match="time zone"):
-        TableSnapshot("t", "A", 1, 1, 1, (), datetime(2026, 1, 1))
+        TableSnapshot("t", 1, 1, 1, 1, (), datetime(2026, 1, 1))
 
 
 PLAYER_IDS = st.text(min_size=1, max_size=8)
@@ -149,9 +149,7 @@ def test_any_snapshot_batch_loads_back_exactly(postgres_server_url: str) -> None
         tid = f"h{next(runs)}"
         try:
             batch = [
-                TableSnapshot(
-                    tid, f"T{i}", hand, level, button, tuple(SeatSnapshot(*seat) for seat in seats), NOW
-                )
+                TableSnapshot(tid, i, hand, level, button, tuple(SeatSnapshot(*seat) for seat in seats), NOW)
                 for i, (hand, level, button, seats) in enumerate(tables)
             ]
         except SnapshotError:
@@ -168,3 +166,43 @@ def test_any_snapshot_batch_loads_back_exactly(postgres_server_url: str) -> None
         loop.run_until_complete(opened.__aexit__(None, None, None))
         loop.run_until_complete(drop_database(postgres_server_url, url))
         loop.close()
+
+
+async def test_crash_1_a_tables_engine_state_round_trips_through_the_store(store: Store) -> None:
+    """The store keeps what ``Table.from_snapshot`` needs: after real hands, the table rebuilt
+    from the loaded row deals the same next hand as the table that was saved."""
+    import random
+
+    from engine.hand import Hand
+    from engine.random_play import play_random_hand
+    from engine.table import Table, TableSettings
+
+    rng = random.Random(5)
+    live = Table(TableSettings(size=6), table_id=7)
+    for seat in (1, 2, 4, 5, 6):
+        live.seat_player(seat, f"e{seat}", 2000)
+    live.draw_button(rng)
+    for number in range(4):
+        hand = Hand(live.start_hand(f"e-{number}", 10, 20), rng=rng)
+        play_random_hand(hand, rng)
+        live.finish_hand(hand.finishing_stacks())
+    live.penalize(live.players[0].seat, 2)
+    live.set_absent(live.players[-1].seat, True)
+    seats = tuple(SeatSnapshot(p.seat, p.player, p.stack, 1) for p in live.players)
+    await store.snapshots.save([TableSnapshot("s6", 7, 4, 1, None, seats, NOW, live.snapshot())])
+    state = await store.snapshots.load_latest_state("s6")
+    assert state is not None and state.tables[0].state == live.snapshot()
+    rebuilt = Table.from_snapshot(state.tables[0].state)
+    assert rebuilt.next_positions() == live.next_positions()
+    assert rebuilt.start_hand("e-5", 10, 20) == live.start_hand("e-5", 10, 20)
+
+
+def test_a_snapshot_whose_state_disagrees_with_its_seats_is_refused() -> None:
+    from engine.table import Table
+
+    table = Table(table_id=3)
+    table.seat_player(1, "a", 10)
+    with pytest.raises(SnapshotError, match="other players or stacks"):
+        TableSnapshot("t", 3, 1, 1, 1, (SeatSnapshot(1, "a", 11, 0),), NOW, table.snapshot())
+    with pytest.raises(SnapshotError, match="table 4's"):
+        TableSnapshot("t", 3, 1, 1, 1, (SeatSnapshot(1, "a", 10, 0),), NOW, Table(table_id=4).snapshot())

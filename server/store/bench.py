@@ -251,7 +251,7 @@ async def _bench(store: Store, args: argparse.Namespace) -> None:
         [
             TableSnapshot(
                 tid,
-                f"t{t}",
+                t,
                 hand,
                 1 + hand // 10,
                 1 + hand % args.seats,
@@ -285,7 +285,7 @@ async def _bench(store: Store, args: argparse.Namespace) -> None:
 
     async def actor(t: int) -> None:
         for hand in range(args.rounds, 2 * args.rounds):
-            await writer.save(TableSnapshot(tid, f"t{t}", hand, 1, 1, batches[0][t].seats, now))
+            await writer.save(TableSnapshot(tid, t, hand, 1, 1, batches[0][t].seats, now))
 
     elapsed = await _timed(asyncio.gather(*(actor(t) for t in range(tables))))
     _line(

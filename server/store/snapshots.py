@@ -23,20 +23,26 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import asyncpg
+import msgspec
 
+from engine.table import TableSnapshot as EngineTableSnapshot
 from server.store.dbconn import DbConnection
 from server.store.errors import SnapshotError
 from server.store.postgres_text import is_storable
 
 DEFAULT_TIMEOUT_S = 30.0
+_STATE_ENCODER = msgspec.json.Encoder()
+_STATE_DECODER = msgspec.json.Decoder(EngineTableSnapshot)
 
 _SAVE_SQL = """
 WITH batch AS (INSERT INTO snapshot_batches DEFAULT VALUES RETURNING id)
-INSERT INTO table_snapshots (batch_id, tournament_id, table_id, hand_number, level, button, seats, taken_at)
-SELECT batch.id, u.tournament_id, u.table_id, u.hand_number, u.level, u.button, u.seats::jsonb, u.taken_at
-  FROM batch, unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::int[], $6::text[],
-                     $7::timestamptz[]) WITH ORDINALITY
-       AS u(tournament_id, table_id, hand_number, level, button, seats, taken_at, n)
+INSERT INTO table_snapshots (batch_id, tournament_id, table_id, hand_number, level, button, seats, taken_at,
+                             format, state)
+SELECT batch.id, u.tournament_id, u.table_id, u.hand_number, u.level, u.button, u.seats::jsonb, u.taken_at,
+       CASE WHEN u.state IS NULL THEN 1 ELSE 2 END, u.state::jsonb
+  FROM batch, unnest($1::text[], $2::bigint[], $3::bigint[], $4::int[], $5::int[], $6::text[],
+                     $7::timestamptz[], $8::text[]) WITH ORDINALITY
+       AS u(tournament_id, table_id, hand_number, level, button, seats, taken_at, state, n)
  ORDER BY u.n
 RETURNING id, batch_id
 """
@@ -53,7 +59,8 @@ WITH RECURSIVE tables AS (
       FROM tables WHERE tables.table_id IS NOT NULL
 )
 SELECT latest.* FROM tables CROSS JOIN LATERAL (
-    SELECT s.id, s.batch_id, s.table_id, s.hand_number, s.level, s.button, s.seats::text AS seats, s.taken_at
+    SELECT s.id, s.batch_id, s.table_id, s.hand_number, s.level, s.button, s.seats::text AS seats, s.taken_at,
+           s.format, s.state::text AS state
       FROM table_snapshots AS s
      WHERE s.tournament_id = $1 AND s.table_id = tables.table_id AND ($2::bigint IS NULL OR s.batch_id <= $2)
      ORDER BY s.id DESC LIMIT 1
@@ -85,16 +92,19 @@ class SeatSnapshot:
 class TableSnapshot:
     """A table between hands. ``hand_number`` is the last hand finished (0 before the first).
 
-    An empty ``seats`` records that the table was broken.
+    An empty ``seats`` records that the table was broken. ``state`` is the engine's own snapshot
+    of the table (``engine.table.Table.snapshot``), all ``Table.from_snapshot`` needs to rebuild
+    it; rows written before it existed have none (format 1).
     """
 
     tournament_id: str
-    table_id: str
+    table_id: int
     hand_number: int
     level: int
     button: int | None
     seats: tuple[SeatSnapshot, ...]
     taken_at: datetime
+    state: EngineTableSnapshot | None = None
 
     def __post_init__(self) -> None:
         verify_snapshot(self)
@@ -106,9 +116,11 @@ class TableSnapshot:
 
 def verify_snapshot(snapshot: TableSnapshot) -> None:
     """Raise ``SnapshotError`` unless the snapshot describes a table between hands."""
-    if not snapshot.tournament_id or not snapshot.table_id:
-        raise SnapshotError("a snapshot needs a tournament id and a table id")
-    ids = (snapshot.tournament_id, snapshot.table_id, *(seat.player_id for seat in snapshot.seats))
+    if not snapshot.tournament_id or type(snapshot.table_id) is not int or snapshot.table_id < 0:
+        raise SnapshotError(
+            f"a snapshot needs a tournament id and a table id >= 0, got {snapshot.table_id!r}"
+        )
+    ids = (snapshot.tournament_id, *(seat.player_id for seat in snapshot.seats))
     if not all(name and is_storable(name) for name in ids):
         raise SnapshotError(f"ids are non-empty UTF-8 text without NUL characters, got {ids!r}")
     if snapshot.hand_number < 0 or snapshot.level < 0:
@@ -118,6 +130,14 @@ def verify_snapshot(snapshot: TableSnapshot) -> None:
         )
     if snapshot.taken_at.tzinfo is None:
         raise SnapshotError(f"taken_at must carry a time zone, got {snapshot.taken_at!r}")
+    state = snapshot.state
+    if state is not None:
+        if state.table_id != snapshot.table_id:
+            raise SnapshotError(f"table {snapshot.table_id}: its state is table {state.table_id}'s")
+        if {(s.seat, s.player, s.stack) for s in state.seats} != {
+            (s.seat, s.player_id, s.stack) for s in snapshot.seats
+        }:
+            raise SnapshotError(f"table {snapshot.table_id}: its state seats other players or stacks")
     seats = [seat.seat for seat in snapshot.seats]
     players = [seat.player_id for seat in snapshot.seats]
     if len(set(seats)) != len(seats) or len(set(players)) != len(players):
@@ -260,6 +280,7 @@ async def save_on(
         [s.button for s in snapshots],
         [_seats_json(s) for s in snapshots],
         [s.taken_at for s in snapshots],
+        [None if s.state is None else _STATE_ENCODER.encode(s.state).decode() for s in snapshots],
         timeout=timeout,
     )
     # Identity values are drawn in insertion order, which is the ORDER BY of the given order.
@@ -278,12 +299,23 @@ def _snapshot_from_row(tournament_id: str, row: asyncpg.Record) -> TableSnapshot
         for seat, player, stack, banks in json.loads(row["seats"])
     )
     button = row["button"]
+    state: EngineTableSnapshot | None = None
+    if row["format"] == 2:
+        try:
+            state = _STATE_DECODER.decode(row["state"])
+        except msgspec.ValidationError as error:
+            raise SnapshotError(
+                f"table {row['table_id']}: its saved state does not decode: {error}"
+            ) from None
+    elif row["format"] != 1:
+        raise SnapshotError(f"table {row['table_id']}: snapshot format {row['format']} is unknown")
     return TableSnapshot(
         tournament_id,
-        row["table_id"],
+        int(row["table_id"]),
         int(row["hand_number"]),
         int(row["level"]),
         None if button is None else int(button),
         seats,
         row["taken_at"],
+        state,
     )
