@@ -62,6 +62,7 @@ from typing import Protocol
 from engine.table import Table
 from engine.tournament.config import Balancing, BreakOrder, MovedPlayerSeat
 from engine.tournament.seating import table_count
+from engine.triads import can
 
 
 class PlanError(ValueError):
@@ -591,12 +592,7 @@ def verify_tables(tables: Sequence[TableState]) -> None:
             where[player] = table.table_id
 
 
-def can_plan_tables(tables: Sequence[TableState]) -> bool:
-    try:
-        verify_tables(tables)
-    except PlanError:
-        return False
-    return True
+can_plan_tables = can(verify_tables, PlanError)
 
 
 def plan_tables(

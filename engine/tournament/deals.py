@@ -41,6 +41,7 @@ from enum import StrEnum
 from engine.tournament.config import Level, TournamentConfig
 from engine.tournament.payouts import PayoutStructure, split_by_weights
 from engine.tournament.transfers import Reason, Transfer, player_account, pool_account
+from engine.triads import can
 
 EXACT_ICM_MAX_PLAYERS = 20
 MIN_SHORTENED_LEVEL_MINUTES = 15
@@ -324,30 +325,7 @@ def verify_deal(
         )
 
 
-def can_deal(
-    config: TournamentConfig,
-    tables_left: int,
-    plan: DealPlan,
-    remaining_players: Sequence[str],
-    agreed: Sequence[str],
-    remaining_prizes: Sequence[int],
-    total_pool: int,
-    required_left_to_play: int = 0,
-) -> bool:
-    try:
-        verify_deal(
-            config,
-            tables_left,
-            plan,
-            remaining_players,
-            agreed,
-            remaining_prizes,
-            total_pool,
-            required_left_to_play,
-        )
-    except DealError:
-        return False
-    return True
+can_deal = can(verify_deal, DealError)
 
 
 # --- the negotiation (DEAL-2) -----------------------------------------------------------------
@@ -417,12 +395,7 @@ class DealNegotiation:
         if player_id in self.asked:
             raise WrongNegotiationPhase(f"{player_id} already asked for a deal")
 
-    def can_ask(self, player_id: str) -> bool:
-        try:
-            self.verify_ask(player_id)
-        except DealError:
-            return False
-        return True
+    can_ask = can(verify_ask, DealError)
 
     def ask(self, player_id: str) -> DealAsked:
         self.verify_ask(player_id)
@@ -438,12 +411,7 @@ class DealNegotiation:
         if set(plan.shares) != set(self.players):
             raise DealError(f"a deal pays exactly {sorted(self.players)}, got {sorted(plan.shares)}")
 
-    def can_propose(self, plan: DealPlan) -> bool:
-        try:
-            self.verify_propose(plan)
-        except DealError:
-            return False
-        return True
+    can_propose = can(verify_propose, DealError)
 
     def propose(self, plan: DealPlan) -> DealProposed:
         self.verify_propose(plan)
@@ -458,12 +426,7 @@ class DealNegotiation:
         if player_id in self.accepted:
             raise WrongNegotiationPhase(f"{player_id} already accepted")
 
-    def can_accept(self, player_id: str) -> bool:
-        try:
-            self.verify_accept(player_id)
-        except DealError:
-            return False
-        return True
+    can_accept = can(verify_accept, DealError)
 
     def accept(self, player_id: str) -> DealAccepted:
         self.verify_accept(player_id)
@@ -478,12 +441,7 @@ class DealNegotiation:
         if self.phase in (NegotiationPhase.AGREED, NegotiationPhase.ABANDONED):
             raise WrongNegotiationPhase(f"the talks are over ({self.phase})")
 
-    def can_abandon(self, player_id: str) -> bool:
-        try:
-            self.verify_abandon(player_id)
-        except DealError:
-            return False
-        return True
+    can_abandon = can(verify_abandon, DealError)
 
     def abandon(self, player_id: str) -> DealAbandoned:
         """Any player may walk away; the clock runs again and play goes on."""

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from engine.tournament.config import HandForHand as HandForHandSettings
 from engine.tournament.config import HandForHandTrigger
 from engine.tournament.standings import Bust
+from engine.triads import can
 
 
 class HandForHandError(ValueError):
@@ -144,8 +145,7 @@ class HandForHand:
                 "change the tables when it closes"
             )
 
-    def can_set_tables(self, tables: Iterable[int]) -> bool:
-        return not self._dealt
+    can_set_tables = can(verify_set_tables, HandForHandError)
 
     def set_tables(self, tables: Iterable[int]) -> None:
         """Replace the tables taking part (after breaks and moves, before the next round)."""
@@ -165,12 +165,7 @@ class HandForHand:
                 f"it waits for tables {list(self.waiting_for())}"
             )
 
-    def can_deal(self, table_id: int) -> bool:
-        try:
-            self.verify_deal(table_id)
-        except HandForHandError:
-            return False
-        return True
+    can_deal = can(verify_deal, HandForHandError)
 
     def deal(self, table_id: int) -> HandDealt:
         """Table ``table_id`` starts this round's hand."""
@@ -216,12 +211,7 @@ class HandForHand:
                 f"table {table_id} has no hand-for-hand hand under way in round {self._round}"
             )
 
-    def can_finish(self, table_id: int) -> bool:
-        try:
-            self.verify_finish(table_id)
-        except HandForHandError:
-            return False
-        return True
+    can_finish = can(verify_finish, HandForHandError)
 
     def finish(self, table_id: int, busts: Sequence[Bust] = ()) -> RoundClosed | None:
         """Table ``table_id`` finished its hand with ``busts``; returns the ``RoundClosed`` when it

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from engine.tournament.config import BreakMode, Breaks, Level, TournamentConfig
+from engine.triads import can
 
 HOUR = 3600
 
@@ -256,12 +257,7 @@ class LevelClock:
                 f"on a {window.kind} break until {window.end} s; a hand may start from then (now {now} s)"
             )
 
-    def can_start_hand(self, now: int) -> bool:
-        try:
-            self.verify_start_hand(now)
-        except OnBreak:
-            return False
-        return True
+    can_start_hand = can(verify_start_hand, OnBreak)
 
     def start_hand(self, now: int, *, paused_seconds: int = 0, deducted_seconds: int = 0) -> HandLevel:
         """Start a hand at ``now``: the level in force now is the hand's level to its end (LVL-1)."""

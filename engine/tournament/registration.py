@@ -47,6 +47,7 @@ from engine.tournament.transfers import (
     pool_account,
     ticket_account,
 )
+from engine.triads import can
 
 ENTRY_COMMISSION_PERCENT = 9
 REBUY_COMMISSION_PERCENT = 4
@@ -627,12 +628,7 @@ class Registration:
             )
         self._require_funds(balance, entry_price(self.config), "registration")
 
-    def can_register(self, player_id: str, now: float, balance: int, via_ticket: bool = False) -> bool:
-        try:
-            self.verify_register(player_id, now, balance, via_ticket)
-        except RegistrationError:
-            return False
-        return True
+    can_register = can(verify_register, RegistrationError)
 
     def register(self, player_id: str, now: float, balance: int, via_ticket: bool = False) -> Outcome:
         """Take buy-in + fee at once (REG-1); seat the player, or put them on the waiting list."""
@@ -673,12 +669,7 @@ class Registration:
                 f"(at {cutoff}, now {now})"
             )
 
-    def can_unregister(self, player_id: str, now: float) -> bool:
-        try:
-            self.verify_unregister(player_id, now)
-        except RegistrationError:
-            return False
-        return True
+    can_unregister = can(verify_unregister, RegistrationError)
 
     def unregister(self, player_id: str, now: float) -> Outcome:
         """Refund buy-in and fee (a ticket back to the ticket); promote the first waiting player."""
@@ -709,12 +700,7 @@ class Registration:
                 f"{self.config.id} needs {self.config.min_players} players, has {len(self._registered)}"
             )
 
-    def can_start(self, now: float) -> bool:
-        try:
-            self.verify_start(now)
-        except RegistrationError:
-            return False
-        return True
+    can_start = can(verify_start, RegistrationError)
 
     def start(self, now: float, seat_capacity: int | None = None) -> Outcome:
         """Start: refund everyone still waiting in full (REG-2) and note the seats allocated.
@@ -755,8 +741,7 @@ class Registration:
                 f"{self.config.id} is {self.phase}; a started tournament is settled, not cancelled"
             )
 
-    def can_cancel(self, now: float) -> bool:
-        return self.phase is Phase.REGISTERING
+    can_cancel = can(verify_cancel, RegistrationError)
 
     def cancel(self, now: float) -> Outcome:
         """Call off a tournament that has not started (too few players): refund everyone in full."""
@@ -780,12 +765,7 @@ class Registration:
         if player_id in self._eliminated:
             raise IsEliminated(f"{player_id} is already eliminated")
 
-    def can_eliminate(self, player_id: str, now: float) -> bool:
-        try:
-            self.verify_eliminate(player_id, now)
-        except RegistrationError:
-            return False
-        return True
+    can_eliminate = can(verify_eliminate, RegistrationError)
 
     def eliminate(self, player_id: str, now: float) -> Outcome:
         """Record a bust; the first one closes late registration unless it is extended (REG-4)."""
@@ -828,12 +808,7 @@ class Registration:
             raise LimitReached(f"{player_id} has used {done} of {r.max_per_player} rebuys")
         self._require_funds(balance, rebuy_price(self.config), "a rebuy")
 
-    def can_rebuy(self, player_id: str, now: float, balance: int, stack: int) -> bool:
-        try:
-            self.verify_rebuy(player_id, now, balance, stack)
-        except RegistrationError:
-            return False
-        return True
+    can_rebuy = can(verify_rebuy, RegistrationError)
 
     def rebuy(self, player_id: str, now: float, balance: int, stack: int) -> Outcome:
         self.verify_rebuy(player_id, now, balance, stack)
@@ -859,12 +834,7 @@ class Registration:
             raise LimitReached(f"{player_id} has used {done} of {a.max_per_player} add-ons")
         self._require_funds(balance, add_on_price(self.config), "an add-on")
 
-    def can_add_on(self, player_id: str, now: float, balance: int) -> bool:
-        try:
-            self.verify_add_on(player_id, now, balance)
-        except RegistrationError:
-            return False
-        return True
+    can_add_on = can(verify_add_on, RegistrationError)
 
     def add_on(self, player_id: str, now: float, balance: int) -> Outcome:
         self.verify_add_on(player_id, now, balance)
@@ -897,12 +867,7 @@ class Registration:
             raise LimitReached(f"{player_id} has used {done} of {e.max_per_player} re-entries")
         self._require_funds(balance, re_entry_price(self.config), "a re-entry")
 
-    def can_re_enter(self, player_id: str, now: float, balance: int) -> bool:
-        try:
-            self.verify_re_enter(player_id, now, balance)
-        except RegistrationError:
-            return False
-        return True
+    can_re_enter = can(verify_re_enter, RegistrationError)
 
     def re_enter(self, player_id: str, now: float, balance: int) -> Outcome:
         """A new entry with a full starting stack for an eliminated player."""

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.table import ButtonDraw, FirstButton, Table, TableSettings
+from engine.triads import can
 
 
 class SeatingError(ValueError):
@@ -68,12 +69,7 @@ def verify_seat_players(players: Sequence[str], table_size: int) -> None:
         raise SeatingError(f"players must be distinct, got {twice} more than once")
 
 
-def can_seat_players(players: Sequence[str], table_size: int) -> bool:
-    try:
-        verify_seat_players(players, table_size)
-    except SeatingError:
-        return False
-    return True
+can_seat_players = can(verify_seat_players, SeatingError)
 
 
 def seat_players(players: Sequence[str], table_size: int, rng: random.Random) -> Seating:

@@ -32,6 +32,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 
+from engine.triads import can
+
 
 class StandingsError(ValueError):
     """An elimination or an ending that does not fit the standings (unknown player, busted twice)."""
@@ -168,12 +170,7 @@ class Standings:
                 f"eliminating {len(busts)} of {len(self._playing)} players would leave nobody to win"
             )
 
-    def can_eliminate(self, busts: Sequence[Bust]) -> bool:
-        try:
-            self.verify_eliminate(busts)
-        except StandingsError:
-            return False
-        return True
+    can_eliminate = can(verify_eliminate, StandingsError)
 
     def eliminate(self, busts: Sequence[Bust], *, all_share: bool = False) -> tuple[Finish, ...]:
         """ELIM-1/ELIM-2: record the players eliminated together; returns their finishes."""
@@ -196,12 +193,7 @@ class Standings:
         if len(self._playing) <= 1:
             raise StandingsError(f"cannot disqualify {player!r}, the last player left")
 
-    def can_disqualify(self, player: str) -> bool:
-        try:
-            self.verify_disqualify(player)
-        except StandingsError:
-            return False
-        return True
+    can_disqualify = can(verify_disqualify, StandingsError)
 
     def disqualify(self, player: str) -> Finish:
         """PEN-1: ``player`` is disqualified and takes, alone, the worst place still open (see
@@ -220,12 +212,7 @@ class Standings:
                 f"got {sorted(stacks)}"
             )
 
-    def can_finish(self, stacks: Mapping[str, int]) -> bool:
-        try:
-            self.verify_finish(stacks)
-        except StandingsError:
-            return False
-        return True
+    can_finish = can(verify_finish, StandingsError)
 
     def finish(
         self, stacks: Mapping[str, int], seat_after_button: Mapping[str, int] | None = None
