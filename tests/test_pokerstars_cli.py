@@ -74,6 +74,31 @@ def test_simulate_hands_pokerstars_out_writes_files_both_parsers_read(
     assert read == sum(hand.count("\nDealt to ") for hand in hands), "every player's copy of every hand read"
 
 
+def test_simulate_tournament_pokerstars_out_places_every_player_once(tmp_path: Path, repo_root: Path) -> None:
+    """A whole simulated tournament as PokerStars text: every player finishes exactly once, in the
+    hand they busted in, the winner ``wins the tournament``, and the parsers read every copy."""
+    out = tmp_path / "stars"
+    done = feltd(repo_root, "simulate", "tournament", "--players", "24", "--seed", "5",
+                 "--pokerstars-out", str(out))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    operator = (out / "operator.txt").read_text(encoding="utf-8")
+    hands = [hand + "\n" for hand in operator.split("\n" + HAND_SEPARATOR) if hand.strip()]
+    assert f"pokerstars         {len(hands)} hands in {out} (operator.txt, 24 player files)" in done.stdout
+    finished = [line for hand in hands for line in hand.splitlines() if "finished the tournament in" in line]
+    won = [line for hand in hands for line in hand.splitlines() if "wins the tournament" in line]
+    players = {line.split()[0] for line in finished + won}
+    assert len(finished) == 23 and len(won) == 1 and len(players) == 24, (len(finished), won)
+    assert "wins the tournament" in hands[-1], "the last hand names the winner"
+    frame = convert_txt_to_tabular_data(str(out / "HH-p00001.txt"))
+    assert set(frame["Owner"]) == {"p00001"} and frame["HandID"].nunique() == operator.count(
+        "Dealt to p00001 ["
+    )
+    for hand in hands[:40]:
+        parsed = PokerStarsHandHistory(hand)
+        parsed.parse()
+        assert parsed.tournament_ident == "5"
+
+
 @pytest.fixture
 async def export_db(postgres_server_url: str) -> AsyncIterator[str]:
     url = await create_database(postgres_server_url, "feltd_test_history_export")
@@ -86,7 +111,7 @@ async def export_db(postgres_server_url: str) -> AsyncIterator[str]:
 def _stored_tournament(tid: str, number: int) -> list[HandRecord]:
     """A short tournament played on the engine and rendered as the table actor stores it."""
     rng = random.Random(number)
-    table = Table(TableSettings(size=6, first_button=FirstButton.DRAW), table_id="1")
+    table = Table(TableSettings(size=6, first_button=FirstButton.DRAW), table_id=1)
     for seat, name in ((1, "ann"), (3, "bob"), (4, "cy"), (6, "dee")):
         table.seat_player(seat, name, 600)
     table.draw_button(rng)

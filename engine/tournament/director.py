@@ -453,6 +453,7 @@ class DealDone:
 class TournamentEnded:
     finishes: tuple[Finish, ...]
     prize_pool: int
+    prizes: tuple[tuple[str, int], ...]  # every player paid, with the cents they received
 
 
 @dataclass(frozen=True, slots=True)
@@ -1785,7 +1786,9 @@ class Director:
             for finish in finishes:
                 self._pay(finish)
         self.status = Status.FINISHED
-        self._out.append(TournamentEnded(self.standings.finishes, self.prize_pool))
+        self._out.append(
+            TournamentEnded(self.standings.finishes, self.prize_pool, tuple(sorted(self._prizes_posted.items())))
+        )
 
     def _structure_changed_final(self, now: float) -> None:
         """At the end every purchase is over whatever the clock says: make the structure final."""

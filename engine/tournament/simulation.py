@@ -148,6 +148,9 @@ class SimulationResult:
 
 
 Policy = Callable[[Hand, random.Random], int]
+# Told of every hand once its end is applied: the deal, the hand played, the director's answer
+# to its end (eliminations with their places and prizes), and when it started (seconds).
+HandWatcher = Callable[[DealHand, Hand, list[Command], int], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +256,7 @@ class Simulation:
         seed: int,
         policy: Policy = tournament_bot,
         sanctions: Sequence[Sanction] = (),
+        on_hand: HandWatcher | None = None,
     ) -> None:
         if players < 2:
             raise SimulationError(f"a tournament needs at least 2 players, got {players}")
@@ -276,6 +280,8 @@ class Simulation:
             self.sanctions[sanction.player].append(sanction)
         self.disqualified: list[str] = []
         self._idle_ticks = 0
+        self.on_hand = on_hand
+        self._hands: dict[int, tuple[DealHand, Hand, int]] = {}  # kept for ``on_hand`` only
         self._restart_at: dict[int, int] = {}  # table -> start of a hand dealt again after a restore
 
     @property
@@ -324,7 +330,11 @@ class Simulation:
             return
         stacks = self.playing.pop(table_id)
         self._sanction(table_id)
-        self._handle(self.director.hand_ended(table_id, stacks, self.now))
+        commands = self.director.hand_ended(table_id, stacks, self.now)
+        if self.on_hand is not None:
+            deal, hand, started = self._hands.pop(table_id)
+            self.on_hand(deal, hand, commands, started)
+        self._handle(commands)
 
     def _schedule_tick(self) -> None:
         wakeup = self.director.next_wakeup()
@@ -377,6 +387,8 @@ class Simulation:
             self.counters["hands"] = deal.hand_number
             self.counters["actions"] += actions
         self.playing[deal.table_id] = hand.finishing_stacks()
+        if self.on_hand is not None:
+            self._hands[deal.table_id] = (deal, hand, started)
         end = started + HAND_BASE_SECONDS + SECONDS_PER_ACTION * actions
         heapq.heappush(self.events, (end, _END, deal.table_id))
 
@@ -556,14 +568,16 @@ def run_tournament(
     policy: Policy = tournament_bot,
     sanctions: Sequence[Sanction] = (),
     before_start: Callable[[Simulation], None] | None = None,
+    on_hand: HandWatcher | None = None,
 ) -> SimulationResult:
     """Play a whole tournament of ``players`` bots (see the module docstring) and return it.
 
     ``progress`` is called about every ``progress_every`` hands, and once registration is done
-    and once at the end. ``before_start`` sees the simulation after registration. Raises
+    and once at the end. ``before_start`` sees the simulation after registration; ``on_hand``
+    sees every hand (``HandWatcher``: for hand histories, it keeps each hand's events). Raises
     ``InvariantBroken`` as soon as an invariant fails, ``SimulationError`` for a bad request.
     """
-    simulation = Simulation(config, players, seed, policy, sanctions)
+    simulation = Simulation(config, players, seed, policy, sanctions, on_hand)
     if progress is not None:
         progress(simulation.progress())
         simulation.register_everyone(lambda: progress(simulation.progress()))

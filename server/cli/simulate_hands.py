@@ -75,15 +75,14 @@ def run(args: argparse.Namespace) -> int:
     from engine.hand import Hand
     from engine.history.phh import PhhError, dumps_phh, export_phh
     from engine.history.pokerstars import (
-        HAND_SEPARATOR,
         StarsHandContext,
         StarsTournament,
         format_pokerstars,
-        own_view,
     )
     from engine.random_play import play_random_hand
     from engine.table import FirstButton, Table, TableSettings
     from server.cli.files import check_output_dir, make_output_dir
+    from server.cli.pokerstars_files import PokerStarsFiles
 
     limit = Limit(args.limit)
     game = Game(args.game)
@@ -93,12 +92,12 @@ def run(args: argparse.Namespace) -> int:
     if out_dir is not None:
         make_output_dir(out_dir)
     stars_dir = check_output_dir(args.pokerstars_out) if args.pokerstars_out else None
-    stars_players: set[str] = set()  # players whose file this run has started
     stars_tournament = StarsTournament(args.seed if args.seed >= 1 else 1)
     stars_epoch = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    stars_files: PokerStarsFiles | None = None
     if stars_dir is not None:
         make_output_dir(stars_dir)
-        (stars_dir / "operator.txt").write_text("", encoding="utf-8")
+        stars_files = PokerStarsFiles(stars_dir)
 
     rng = random.Random(args.seed)
     size = max(args.players, 9) if args.players <= 9 else 10
@@ -173,16 +172,10 @@ def run(args: argparse.Namespace) -> int:
                 print(f"hand {setup.hand_id}: not written as PHH: {exc}", file=sys.stderr)
             else:
                 (out_dir / f"hand-{number:06d}.phh").write_text(dumps_phh(phh), encoding="utf-8")
-        if stars_dir is not None:
+        if stars_files is not None:
             context = StarsHandContext(number, 1, 1, stars_epoch + dt.timedelta(seconds=30 * number))
             text = format_pokerstars(setup, events, stars_tournament, context)
-            with (stars_dir / "operator.txt").open("a", encoding="utf-8") as operator:
-                operator.write(text + HAND_SEPARATOR)
-            for entry in setup.seats:
-                mode = "a" if entry.player in stars_players else "w"
-                stars_players.add(entry.player)
-                with (stars_dir / f"HH-{entry.player}.txt").open(mode, encoding="utf-8") as own:
-                    own.write(own_view(text, entry.player) + HAND_SEPARATOR)
+            stars_files.write(text, (entry.player for entry in setup.seats))
         result = table.finish_hand(stacks)
         hands += 1
         for busted in result.busted:
@@ -212,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"chips conserved: {'yes' if conserved else 'no'}")
     if out_dir is not None:
         print(f"phh files:       {hands - refused_exports} in {out_dir}")
-    if stars_dir is not None:
-        files = f"operator.txt, {len(stars_players)} player files"
+    if stars_dir is not None and stars_files is not None:
+        files = f"operator.txt, {stars_files.player_files} player files"
         print(f"pokerstars:      {hands} hands in {stars_dir} ({files})")
     return 0 if conserved and not refused_exports else 1

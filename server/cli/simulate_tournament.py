@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from server.cli.arguments import non_negative, positive, whole_number
+
+if TYPE_CHECKING:
+    from engine.hand import Hand
+    from engine.tournament.config import TournamentConfig
+    from engine.tournament.director import Command, DealHand
+    from engine.tournament.simulation import HandWatcher
+    from server.cli.pokerstars_files import PokerStarsFiles
 
 HELP = "Play a whole tournament in-process on the pure engine and core."
 
@@ -33,6 +41,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--top", type=non_negative, default=10, metavar="N", help="finishers to list in the summary"
     )
     parser.add_argument(
+        "--pokerstars-out",
+        metavar="DIR",
+        help="write the hands as PokerStars text into DIR, a new or empty folder: operator.txt (every "
+        "hole card) and HH-<player>.txt per player (their own cards only)",
+    )
+    parser.add_argument(
         "--transfers-out",
         metavar="FILE",
         help="write every money transfer (amounts in cents), in order, as JSON lines into FILE, a new "
@@ -48,6 +62,48 @@ def _clock(seconds: int) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}"
 
 
+def _pokerstars_writer(files: PokerStarsFiles, config: TournamentConfig, seed: int) -> HandWatcher:
+    """Each simulated hand as PokerStars text, with the places and prizes of those who finished
+    in it (a bust in a hand-for-hand round is placed when the round closes: that hand's text
+    then has no finish line for them)."""
+    import datetime as dt
+
+    from engine.history.pokerstars import BuyIn, StarsHandContext, StarsTournament, format_pokerstars
+    from engine.history.pokerstars import Finish as StarsFinish
+    from engine.tournament.director import PlayerEliminated, TournamentEnded
+
+    tournament = StarsTournament(max(seed, 1), BuyIn(config.buy_in, config.fee or 0, "USD"))
+    epoch = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+    def write(deal: DealHand, hand: Hand, commands: list[Command], started_at: int) -> None:
+        dealt = {seat.player for seat in deal.setup.seats}
+        finishes = [
+            StarsFinish(c.player, c.place, c.prize)
+            for c in commands
+            if isinstance(c, PlayerEliminated) and c.player in dealt
+        ]
+        for command in commands:
+            if isinstance(command, TournamentEnded):
+                paid = dict(command.prizes)
+                placed = {f.player for f in finishes}
+                finishes += [
+                    StarsFinish(player, finish.place, paid.get(player, 0))
+                    for finish in command.finishes
+                    for player in finish.players
+                    if player in dealt and player not in placed
+                ]
+        context = StarsHandContext(
+            deal.hand_number,
+            deal.table_id,
+            deal.level,
+            epoch + dt.timedelta(seconds=started_at),
+            tuple(finishes),
+        )
+        files.write(format_pokerstars(deal.setup, hand.events, tournament, context), dealt)
+
+    return write
+
+
 def run(args: argparse.Namespace) -> int:
     import json
     import time
@@ -61,13 +117,21 @@ def run(args: argparse.Namespace) -> int:
         run_tournament,
     )
     from server.cli.exits import CommandError
-    from server.cli.files import check_new_file, read_text
+    from server.cli.files import check_new_file, check_output_dir, make_output_dir, read_text
+    from server.cli.pokerstars_files import PokerStarsFiles
 
     try:
         config = parse_config(read_text(args.config)) if args.config else default_config(args.players)
     except ConfigError as error:
         raise CommandError(f"{args.config}: {error}") from None
     transfers_out = check_new_file(args.transfers_out) if args.transfers_out else None
+    stars_dir = check_output_dir(args.pokerstars_out) if args.pokerstars_out else None
+    on_hand = None
+    stars_files: PokerStarsFiles | None = None
+    if stars_dir is not None:
+        make_output_dir(stars_dir)
+        stars_files = PokerStarsFiles(stars_dir)
+        on_hand = _pokerstars_writer(stars_files, config, args.seed)
     started = time.perf_counter()
 
     def progress(report: Progress) -> None:
@@ -86,7 +150,9 @@ def run(args: argparse.Namespace) -> int:
 
     print(f"feltd simulate tournament: {config.id} ({config.name}), {args.players} players, seed {args.seed}")
     try:
-        result = run_tournament(config, args.players, args.seed, progress, progress_every=args.progress_every)
+        result = run_tournament(
+            config, args.players, args.seed, progress, progress_every=args.progress_every, on_hand=on_hand
+        )
     except InvariantBroken as error:
         print(f"INVARIANT BROKEN: {error}", file=sys.stderr)
         return 1
@@ -139,4 +205,9 @@ def run(args: argparse.Namespace) -> int:
                     + "\n"
                 )
         print(f"  transfers written  {args.transfers_out}")
+    if stars_files is not None:
+        print(
+            f"  pokerstars         {stars_files.hands} hands in {stars_dir} "
+            f"(operator.txt, {stars_files.player_files} player files)"
+        )
     return 0
