@@ -15,7 +15,7 @@ How the table actor drives a hand with it (a timeout is a function of hand, cloc
    ``action = timeout_due(hand, clock, now)`` and, if it is not ``None``, ``hand.act(action)``;
 3. either way ``banks = banks.after_turn(clock, now)``: the banks that started to run are spent.
 
-Rules (RULES.md):
+Rules (docs/rules.md):
 
 - CLK-3 the shot clock is 15 s when levels last 15 minutes or less, 30 s otherwise; each time bank
   adds one more shot clock. Players get 2 banks when the clock starts, 1 more at every scheduled

@@ -28,7 +28,7 @@ Invariants, held after every call:
 - a refused action (any ``HandError``) changes nothing;
 - a hole card appears only in an event for its own seat until that seat shows at showdown.
 
-Rules (RULES.md):
+Rules (docs/rules.md):
 
 - Posting: antes first (EACH: every player dealt in; BIG_BLIND: one ante from the big blind, who
   pays the blind first and the ante with what is left, LVL-1/TDA RP-11), then the small blind (if

@@ -7,8 +7,9 @@ levels with the same eligible players are one pot. Dead money that belongs to th
 (the big blind ante, LVL-1) goes into the main pot, which every player still in is eligible for.
 
 Splitting (BET-3): tied winners share equally and the odd chips (what is left when the pot is
-divided by the number of winners) go to the first winner left of the button, as RULES.md states
-it and TDA Rule 20 writes it ("the odd chip(s)"); pokerkit, our test oracle, does the same.
+divided by the number of winners) go to the first winner left of the button, as the rule book
+(docs/rules.md) states it and TDA Rule 20 writes it ("the odd chip(s)"); pokerkit, our test
+oracle, does the same.
 Callers list winners in order from the first left of the button. When the same players tie for
 several pots (a main pot and a side pot, say), all the chips they win are divided as if it were
 one pot (PokerStars' rule, which pokerkit implements too by merging such pots): ``split_pots``

@@ -5,7 +5,7 @@ The hand engine plays one hand from a ``HandSetup``; this module is what lives b
 button and the blinds were, so it can decide the next hand's positions under the tournament's
 button rule, build the next ``HandSetup``, and apply the hand's result.
 
-Rules (RULES.md):
+Rules (docs/rules.md):
 
 - SEAT-2 the first button goes to the highest card of a one-card draw (ties by suit, spades >
   hearts > diamonds > clubs), or to seat 1 (the first occupied seat from seat 1).

@@ -1,4 +1,5 @@
-"""Tournament configuration: the example files load, defaults follow RULES.md, errors name the field."""
+"""Tournament configuration: the example files load, defaults follow the rule book
+(docs/rules.md), errors name the field."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Named rule tests for the hand engine: one or more tests per rule id of RULES.md that
+"""Named rule tests for the hand engine: one or more tests per rule id of the rule book (docs/rules.md) that
 ``engine.hand`` enforces (BET-1..4, LVL-1, CLK-1, CLK-2, BTN-1, BTN-2) and the provably fair
 deck commitment. Each hand is dealt from exact cards (``deck_for``) so the outcome is known;
 one hypothesis test holds BET-2's fast path to its plain rule on random hands."""

@@ -1,8 +1,8 @@
 """A tournament's whole configuration, typed, validated and loaded from TOML.
 
-Every knob RULES.md turns into a setting lives here, with the rule book's default. Money is in
-integer cents (``buy_in = 1000`` is 10.00), chips are integers; a float anywhere money or chips
-are expected is a configuration error, not something rounded silently.
+Every knob the rule book (docs/rules.md) turns into a setting lives here, with the rule book's
+default. Money is in integer cents (``buy_in = 1000`` is 10.00), chips are integers; a float
+anywhere money or chips are expected is a configuration error, not something rounded silently.
 
 Invariants (checked by ``parse_config`` and by the constructors' callers through
 ``validate_config``):

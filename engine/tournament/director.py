@@ -1787,7 +1787,9 @@ class Director:
                 self._pay(finish)
         self.status = Status.FINISHED
         self._out.append(
-            TournamentEnded(self.standings.finishes, self.prize_pool, tuple(sorted(self._prizes_posted.items())))
+            TournamentEnded(
+                self.standings.finishes, self.prize_pool, tuple(sorted(self._prizes_posted.items()))
+            )
         )
 
     def _structure_changed_final(self, now: float) -> None:

@@ -2,7 +2,7 @@
 
 ``settle(stopped)`` decides how the money of a stopped tournament is divided and returns the
 transfers, in an order the ledger can execute one by one without the pool going negative
-(money into the pool first). The decision follows RULES.md CANCEL-1 literally:
+(money into the pool first). The decision follows the rule book's CANCEL-1 (docs/rules.md) literally:
 
 1. no hand was ever dealt: ``REFUND_ALL``, every registration back to where it came from (REG-7).
    This comes first, before any restart: the seed (P§17) says without condition that "if there

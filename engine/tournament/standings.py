@@ -15,7 +15,7 @@ started that hand with, more chips finishing higher, equal stacks tying (ELIM-2)
 Disqualification (PEN-1, TDA R71): a disqualified player's chips are removed from play (the
 table's ``disqualify`` returns them, the tournament counts them as removed: chips in play = issued
 - removed) and the player finishes like an elimination, alone, at the worst place still open
-when the disqualification is recorded (``disqualify``). The seeds (/work/shared/seeds) say
+when the disqualification is recorded (``disqualify``). The source rule books (docs/rules.md) say
 nothing about the place; PokerStars' rules allow "disqualification from the tournament (with
 partial or full forfeiture of winnings)". So: prizes already paid are not taken back (nothing is
 clawed back from the ledger); the prizes of the places they might still have reached are
