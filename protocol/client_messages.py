@@ -31,14 +31,14 @@ RESERVED_PREFIX = "op_"
 MAX_RESUME_TABLES = 16
 
 
-class Resume(Record, frozen=True):
+class Resume(Record, frozen=True, kw_only=True):
     """A table the client was following and the last ``seq`` it received there."""
 
     table_id: Positive
     last_seq: Count
 
 
-class Hello(Message, frozen=True):
+class Hello(Message, frozen=True, kw_only=True):
     """The first message on a connection. ``token`` is a player's or an operator's access token
     (``feltd admin player add`` prints a player's); ``None`` logs in as an observer. ``client``
     names the client software (free text, for the server's logs). ``resume`` lists the tables
@@ -52,23 +52,23 @@ class Hello(Message, frozen=True):
     )
 
 
-class Ping(Message, frozen=True):
+class Ping(Message, frozen=True, kw_only=True):
     """Asks for a ``pong`` with the same ``nonce`` and the server's clock."""
 
     nonce: Count
 
 
-class LobbySubscribe(Message, frozen=True):
+class LobbySubscribe(Message, frozen=True, kw_only=True):
     """Asks for the ``lobby`` now and a ``lobby_update`` whenever a tournament in it changes."""
 
     request_id: Id | None = None
 
 
-class LobbyUnsubscribe(Message, frozen=True):
+class LobbyUnsubscribe(Message, frozen=True, kw_only=True):
     request_id: Id | None = None
 
 
-class TournamentSubscribe(Message, frozen=True):
+class TournamentSubscribe(Message, frozen=True, kw_only=True):
     """Asks for the ``tournament_state`` now, again when it changes, and the tournament's public
     ``tournament_event``s."""
 
@@ -76,26 +76,26 @@ class TournamentSubscribe(Message, frozen=True):
     request_id: Id | None = None
 
 
-class TournamentUnsubscribe(Message, frozen=True):
+class TournamentUnsubscribe(Message, frozen=True, kw_only=True):
     tournament_id: Id
     request_id: Id | None = None
 
 
-class Register(Message, frozen=True):
+class Register(Message, frozen=True, kw_only=True):
     """Buy in: the buy-in and fee are taken from the balance (``balance`` follows)."""
 
     tournament_id: Id
     request_id: Id
 
 
-class Unregister(Message, frozen=True):
+class Unregister(Message, frozen=True, kw_only=True):
     """Give the place back before the start; the buy-in and fee are refunded."""
 
     tournament_id: Id
     request_id: Id
 
 
-class Rebuy(Message, frozen=True):
+class Rebuy(Message, frozen=True, kw_only=True):
     """Buy a rebuy: when offered after busting (``rebuy_offered``), or at or under the rebuy
     threshold between hands, within the rebuy period."""
 
@@ -103,21 +103,21 @@ class Rebuy(Message, frozen=True):
     request_id: Id
 
 
-class DeclineRebuy(Message, frozen=True):
+class DeclineRebuy(Message, frozen=True, kw_only=True):
     """Answer no to ``rebuy_offered`` at once (no answer by ``until_ms`` is a no too)."""
 
     tournament_id: Id
     request_id: Id
 
 
-class AddOn(Message, frozen=True):
+class AddOn(Message, frozen=True, kw_only=True):
     """Buy the add-on, in the add-on window."""
 
     tournament_id: Id
     request_id: Id
 
 
-class TableJoin(Message, frozen=True):
+class TableJoin(Message, frozen=True, kw_only=True):
     """Follow a table: a ``table_snapshot``, or, with ``last_seq``, every ``table_event`` after it
     when the server still holds them (else a snapshot), then the table's events as they come."""
 
@@ -126,14 +126,14 @@ class TableJoin(Message, frozen=True):
     request_id: Id | None = None
 
 
-class TableLeave(Message, frozen=True):
+class TableLeave(Message, frozen=True, kw_only=True):
     """Stop following a table (a player stays seated: leaving the view is not leaving the seat)."""
 
     table_id: Positive
     request_id: Id | None = None
 
 
-class Act(Message, frozen=True):
+class Act(Message, frozen=True, kw_only=True):
     """A betting decision in hand ``hand_number`` at ``table_id``. ``amount`` is given for
     ``bet`` and ``raise`` only: the total the player's bet on this street reaches (raise *to*),
     not the increment. ``action_id`` is unique per decision: an ``act`` whose ``action_id`` was
@@ -153,7 +153,7 @@ class Act(Message, frozen=True):
             raise ValueError(f"{self.action.value} takes no amount (only bet and raise do)")
 
 
-class TimeBank(Message, frozen=True):
+class TimeBank(Message, frozen=True, kw_only=True):
     """Start one of the player's time banks now, while it is their turn: the deadline moves out by
     one shot clock (``time_bank_used``). Banks also start by themselves when the shot clock runs
     out, so a client never has to send this."""
@@ -163,7 +163,7 @@ class TimeBank(Message, frozen=True):
     request_id: Id | None = None
 
 
-class SitOut(Message, frozen=True):
+class SitOut(Message, frozen=True, kw_only=True):
     """Be away: still dealt in and posting, but acted for (check, else fold) when the shot clock
     runs out, with no time bank."""
 
@@ -171,14 +171,14 @@ class SitOut(Message, frozen=True):
     request_id: Id | None = None
 
 
-class SitIn(Message, frozen=True):
+class SitIn(Message, frozen=True, kw_only=True):
     """Be back (acting also brings a player back)."""
 
     tournament_id: Id
     request_id: Id | None = None
 
 
-class Chat(Message, frozen=True):
+class Chat(Message, frozen=True, kw_only=True):
     """A chat line to the table, 1 to CHAT_MAX_CHARS printable characters (no line breaks)."""
 
     table_id: Positive

@@ -30,7 +30,7 @@ from protocol.tournament_events import TournamentEventBody
 # --- the session ----------------------------------------------------------------------------------
 
 
-class Welcome(Message, frozen=True):
+class Welcome(Message, frozen=True, kw_only=True):
     """The answer to a good ``hello``. ``player`` names the player the token belongs to (``None``
     for operators and observers). The server pings the connection every ``heartbeat_seconds``
     (WebSocket ping frames). ``server_time_ms`` is the server's clock, to set deadlines against."""
@@ -43,12 +43,12 @@ class Welcome(Message, frozen=True):
     heartbeat_seconds: Positive
 
 
-class Pong(Message, frozen=True):
+class Pong(Message, frozen=True, kw_only=True):
     nonce: Count
     server_time_ms: Millis
 
 
-class Error(Message, frozen=True):
+class Error(Message, frozen=True, kw_only=True):
     """A refused request (or frame): nothing changed. ``request_id`` names the request (its
     ``request_id``, or an ``act``'s ``action_id``) when it could be read. ``fatal``: the server
     closes the connection next (after a ``goodbye``)."""
@@ -59,14 +59,14 @@ class Error(Message, frozen=True):
     fatal: bool
 
 
-class Ack(Message, frozen=True):
+class Ack(Message, frozen=True, kw_only=True):
     """The request ``request_id`` (or an ``act``'s ``action_id``) succeeded; its effects arrive as
     their own messages, possibly before this one."""
 
     request_id: str
 
 
-class Goodbye(Message, frozen=True):
+class Goodbye(Message, frozen=True, kw_only=True):
     """The server closes the connection next, for ``reason``; ``message`` says more."""
 
     reason: GoodbyeReason
@@ -76,7 +76,7 @@ class Goodbye(Message, frozen=True):
 # --- lobby and money ----------------------------------------------------------------------------
 
 
-class TournamentSummary(Record, frozen=True):
+class TournamentSummary(Record, frozen=True, kw_only=True):
     """One tournament as the lobby lists it. Money in cents. ``start_ms`` is the scheduled start;
     ``late_registration_until_ms`` the end of late registration (``None``: none, or not known
     before the start). ``entrants`` counts entries (re-entries included); ``players_left`` who
@@ -101,31 +101,31 @@ class TournamentSummary(Record, frozen=True):
     add_on: bool
 
 
-class Lobby(Message, frozen=True):
+class Lobby(Message, frozen=True, kw_only=True):
     """Every tournament listed, in start order (sent on ``lobby_subscribe``)."""
 
     tournaments: list[TournamentSummary]
 
 
-class LobbyUpdate(Message, frozen=True):
+class LobbyUpdate(Message, frozen=True, kw_only=True):
     """A tournament was added to the lobby or changed: replace it (by ``tournament_id``)."""
 
     tournament: TournamentSummary
 
 
-class LobbyRemoved(Message, frozen=True):
+class LobbyRemoved(Message, frozen=True, kw_only=True):
     """A tournament left the lobby (over for a while, or withdrawn)."""
 
     tournament_id: Id
 
 
-class Balance(Message, frozen=True):
+class Balance(Message, frozen=True, kw_only=True):
     """The player's available money, after a hello and after every change."""
 
     cents: Count
 
 
-class Registration(Message, frozen=True):
+class Registration(Message, frozen=True, kw_only=True):
     """Where the player stands in a tournament: after a hello (for each tournament they are in),
     and after every change (registered, waiting, promoted, unregistered, seated, out)."""
 
@@ -137,7 +137,7 @@ class Registration(Message, frozen=True):
 # --- seats and tables ---------------------------------------------------------------------------
 
 
-class Seated(Message, frozen=True):
+class Seated(Message, frozen=True, kw_only=True):
     """The player sits at ``table_id``, ``seat`` (first seat, every move, after a rebuy, and again
     after a hello). The server follows that table for the player at once (a ``table_snapshot``
     follows) and stops sending the table they left."""
@@ -148,7 +148,7 @@ class Seated(Message, frozen=True):
     reason: SeatReason
 
 
-class Unseated(Message, frozen=True):
+class Unseated(Message, frozen=True, kw_only=True):
     """The player no longer sits at ``table_id`` in the tournament, for ``reason``."""
 
     tournament_id: Id
@@ -156,7 +156,7 @@ class Unseated(Message, frozen=True):
     reason: UnseatReason
 
 
-class TableSnapshot(Message, frozen=True):
+class TableSnapshot(Message, frozen=True, kw_only=True):
     """A table as it is now, as the recipient may see it; the ``table_event`` that follows has
     ``seq + 1``. ``hand_number``, ``button``, ``street``, ``commitment`` are ``None`` between
     hands; ``pots`` are the chips collected from earlier streets (main pot first; this street's
@@ -190,7 +190,7 @@ class TableSnapshot(Message, frozen=True):
     commitment: Hex64 | None
 
 
-class TableEvent(Message, frozen=True):
+class TableEvent(Message, frozen=True, kw_only=True):
     """The event numbered ``seq`` at ``table_id`` (seq counts up by one per event of that table)."""
 
     table_id: Positive
@@ -198,7 +198,7 @@ class TableEvent(Message, frozen=True):
     event: TableEventBody
 
 
-class ChatLine(Message, frozen=True, tag="chat"):
+class ChatLine(Message, frozen=True, kw_only=True, tag="chat"):
     """A chat line at ``table_id`` from ``player``, as the server received it at ``at_ms``."""
 
     table_id: Positive
@@ -210,7 +210,7 @@ class ChatLine(Message, frozen=True, tag="chat"):
 # --- tournaments --------------------------------------------------------------------------------
 
 
-class TournamentState(Message, frozen=True):
+class TournamentState(Message, frozen=True, kw_only=True):
     """A tournament's clock and numbers, on ``tournament_subscribe`` and whenever they change.
     ``level`` is 1-based (0 before the start); ``next_level_ms``, ``next_break_ms`` and
     ``break_until_ms`` are ``None`` when not scheduled (or the clock is stopped). ``payouts_cents``
@@ -237,7 +237,7 @@ class TournamentState(Message, frozen=True):
     hand_for_hand: bool
 
 
-class TournamentEvent(Message, frozen=True):
+class TournamentEvent(Message, frozen=True, kw_only=True):
     tournament_id: Id
     event: TournamentEventBody
 

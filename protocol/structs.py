@@ -7,6 +7,9 @@
 Both are frozen, keyword-only and refuse unknown fields, so decoding validates: a frame with a
 field this version does not define is refused, never half-read. The constraints below (``Meta``)
 are checked when a frame is decoded, not when the server builds a message.
+
+Every subclass repeats ``frozen=True, kw_only=True``: msgspec applies ``kw_only`` to the fields a
+class itself defines, and mypy reads ``frozen`` from each class.
 """
 
 from __future__ import annotations

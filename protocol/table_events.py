@@ -40,7 +40,7 @@ Hex32 = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{32}$")]
 # --- records ------------------------------------------------------------------------------------
 
 
-class LegalView(Record, frozen=True):
+class LegalView(Record, frozen=True, kw_only=True):
     """What the seat to act may do. Fold only facing a bet (``can_fold``), check only facing none
     (``can_check``); ``call_amount`` is what a call puts in (0 when checking; less than the bet
     when the stack is short); ``min_raise_to``/``max_raise_to`` bound the total a bet or raise may
@@ -54,7 +54,7 @@ class LegalView(Record, frozen=True):
     max_raise_to: Count | None
 
 
-class SeatStart(Record, frozen=True):
+class SeatStart(Record, frozen=True, kw_only=True):
     """A player dealt into a hand, with the stack they start it with."""
 
     seat: Seat
@@ -63,17 +63,17 @@ class SeatStart(Record, frozen=True):
     away: bool
 
 
-class SeatStack(Record, frozen=True):
+class SeatStack(Record, frozen=True, kw_only=True):
     seat: Seat
     stack: Count
 
 
-class ShownCards(Record, frozen=True):
+class ShownCards(Record, frozen=True, kw_only=True):
     seat: Seat
     cards: list[Card]
 
 
-class SeatView(Record, frozen=True):
+class SeatView(Record, frozen=True, kw_only=True):
     """One occupied seat in a ``table_snapshot``. ``in_hand``: dealt into the hand under way and
     not folded. ``cards``: the seat's hole cards in the snapshot for that seat (and operators'),
     and in everyone's once they were shown; otherwise ``None``. ``time_banks``: banks left."""
@@ -92,7 +92,7 @@ class SeatView(Record, frozen=True):
 # --- events -------------------------------------------------------------------------------------
 
 
-class HandStarted(Message, frozen=True):
+class HandStarted(Message, frozen=True, kw_only=True):
     """A hand begins: its number, positions, stakes, who is dealt in, and the deck commitment
     (sha256, hex) that ``deck_revealed`` lets anyone check once the hand is over. The button may
     be an empty seat (dead button); ``small_blind_seat`` is ``None`` when nobody posts it.
@@ -112,14 +112,14 @@ class HandStarted(Message, frozen=True):
     commitment: Hex64
 
 
-class AntePosted(Message, frozen=True):
+class AntePosted(Message, frozen=True, kw_only=True):
     seat: Seat
     amount: Count
     stack: Count
     all_in: bool
 
 
-class BlindPosted(Message, frozen=True):
+class BlindPosted(Message, frozen=True, kw_only=True):
     seat: Seat
     blind: BlindKind
     amount: Count
@@ -127,7 +127,7 @@ class BlindPosted(Message, frozen=True):
     all_in: bool
 
 
-class HoleCards(Message, frozen=True):
+class HoleCards(Message, frozen=True, kw_only=True):
     """A seat was dealt its hole cards: ``cards`` in that seat's copy (and operators'), ``None``
     in everyone else's. One event per seat dealt in, in deal order."""
 
@@ -135,7 +135,7 @@ class HoleCards(Message, frozen=True):
     cards: list[Card] | None
 
 
-class ActionTaken(Message, frozen=True):
+class ActionTaken(Message, frozen=True, kw_only=True):
     """A decision: ``amount`` is what it put in, ``bet`` the seat's total bet on this street
     afterwards, ``stack`` what is left behind. ``timed_out``: the table acted for the player
     (check, else fold) when their time ran out."""
@@ -150,7 +150,7 @@ class ActionTaken(Message, frozen=True):
     timed_out: bool
 
 
-class Turn(Message, frozen=True):
+class Turn(Message, frozen=True, kw_only=True):
     """``seat`` is to act until ``deadline_ms`` (its shot clock; its time banks start by
     themselves after it, each announced by ``time_bank_used``). ``time_banks`` is how many it has
     left. ``legal`` only in the copy for that seat."""
@@ -161,7 +161,7 @@ class Turn(Message, frozen=True):
     legal: LegalView | None
 
 
-class TimeBankUsed(Message, frozen=True):
+class TimeBankUsed(Message, frozen=True, kw_only=True):
     """A time bank of ``seat`` started (by itself or asked for): the new deadline and the banks left."""
 
     seat: Seat
@@ -169,7 +169,7 @@ class TimeBankUsed(Message, frozen=True):
     time_banks: Count
 
 
-class StreetDealt(Message, frozen=True, tag="street"):
+class StreetDealt(Message, frozen=True, kw_only=True, tag="street"):
     """The flop, turn or river: the ``cards`` dealt now, the whole ``board``, and ``pot``: every
     chip in the middle (bets of earlier streets, antes and dead money)."""
 
@@ -179,7 +179,7 @@ class StreetDealt(Message, frozen=True, tag="street"):
     pot: Count
 
 
-class UncalledReturned(Message, frozen=True):
+class UncalledReturned(Message, frozen=True, kw_only=True):
     """The part of a bet nobody called goes back to ``seat``."""
 
     seat: Seat
@@ -187,13 +187,13 @@ class UncalledReturned(Message, frozen=True):
     stack: Count
 
 
-class HandsShown(Message, frozen=True):
+class HandsShown(Message, frozen=True, kw_only=True):
     """Every hand still in is turned face up at once (an all-in with no betting left)."""
 
     hands: list[ShownCards]
 
 
-class CardsShown(Message, frozen=True):
+class CardsShown(Message, frozen=True, kw_only=True):
     """A hand shown at showdown, in showdown order; ``description`` names it (``"Two Pair, Kings
     and Fives"``)."""
 
@@ -202,13 +202,13 @@ class CardsShown(Message, frozen=True):
     description: str
 
 
-class CardsMucked(Message, frozen=True):
+class CardsMucked(Message, frozen=True, kw_only=True):
     """A hand that could not win anything was mucked unseen."""
 
     seat: Seat
 
 
-class HandKilled(Message, frozen=True):
+class HandKilled(Message, frozen=True, kw_only=True):
     """``seat``'s hand is folded by the table (a penalty at the deal, or an operator's ruling);
     its chips stay in the pot and its cards are never shown."""
 
@@ -216,7 +216,7 @@ class HandKilled(Message, frozen=True):
     reason: KillReason
 
 
-class PotAwarded(Message, frozen=True):
+class PotAwarded(Message, frozen=True, kw_only=True):
     """One pot paid: pot 0 is the main pot, then the side pots in the order they formed.
     ``shares[i]`` goes to ``winners[i]``; ``description`` is the winning hand, ``None`` when
     everyone else folded."""
@@ -228,13 +228,13 @@ class PotAwarded(Message, frozen=True):
     description: str | None
 
 
-class HandEnded(Message, frozen=True):
+class HandEnded(Message, frozen=True, kw_only=True):
     """The hand is over: every dealt-in seat's stack (0: the player is out of chips)."""
 
     stacks: list[SeatStack]
 
 
-class DeckRevealed(Message, frozen=True):
+class DeckRevealed(Message, frozen=True, kw_only=True):
     """After the hand (never before): the deck in order and the salt, so anyone can check that
     ``sha256(deck bytes + salt bytes)`` is the ``commitment`` of ``hand_started`` (docs/protocol.md
     says how)."""
@@ -244,7 +244,7 @@ class DeckRevealed(Message, frozen=True):
     commitment: Hex64
 
 
-class SeatChanged(Message, frozen=True):
+class SeatChanged(Message, frozen=True, kw_only=True):
     """Between hands, something changed at ``seat``; the fields are the seat after the change
     (``player`` ``None`` and ``stack`` 0 when it is now empty)."""
 
@@ -255,7 +255,7 @@ class SeatChanged(Message, frozen=True):
     away: bool
 
 
-class TableHeld(Message, frozen=True):
+class TableHeld(Message, frozen=True, kw_only=True):
     """The table deals no hand for ``reason``, until ``until_ms`` when that is known. The hold
     ends with the next ``hand_started`` (or another ``table_held``, or ``table_closed``)."""
 
@@ -263,7 +263,7 @@ class TableHeld(Message, frozen=True):
     until_ms: Millis | None
 
 
-class TableClosed(Message, frozen=True):
+class TableClosed(Message, frozen=True, kw_only=True):
     """The last event of a table: it broke (its players were moved) or the tournament ended."""
 
 

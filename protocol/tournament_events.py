@@ -13,7 +13,7 @@ from protocol.kinds import AnteKind, BreakKind, CloseReason, SettlementKind
 from protocol.structs import Count, Message, Millis, Positive, Record
 
 
-class PlaceResult(Record, frozen=True):
+class PlaceResult(Record, frozen=True, kw_only=True):
     """A place at the end: the players who finished there (several when they shared it) and
     the prize each of them won."""
 
@@ -22,16 +22,16 @@ class PlaceResult(Record, frozen=True):
     prize_cents: Count
 
 
-class TournamentStarted(Message, frozen=True):
+class TournamentStarted(Message, frozen=True, kw_only=True):
     players: Count
     tables: Count
 
 
-class RegistrationClosed(Message, frozen=True):
+class RegistrationClosed(Message, frozen=True, kw_only=True):
     reason: CloseReason
 
 
-class LevelStarted(Message, frozen=True):
+class LevelStarted(Message, frozen=True, kw_only=True):
     """Level ``level`` (1-based) applies from the next hand each table deals, until ``ends_ms``
     (``None`` when the clock is stopped)."""
 
@@ -43,53 +43,53 @@ class LevelStarted(Message, frozen=True):
     ends_ms: Millis | None
 
 
-class BreakStarted(Message, frozen=True):
+class BreakStarted(Message, frozen=True, kw_only=True):
     """Tables finish their hand and hold until ``until_ms``."""
 
     kind: BreakKind
     until_ms: Millis
 
 
-class BreakEnded(Message, frozen=True):
+class BreakEnded(Message, frozen=True, kw_only=True):
     pass
 
 
-class AddOnsOffered(Message, frozen=True):
+class AddOnsOffered(Message, frozen=True, kw_only=True):
     """Every player still in may buy the add-on (``add_on``) until ``until_ms``."""
 
     until_ms: Millis
 
 
-class RebuyOffered(Message, frozen=True):
+class RebuyOffered(Message, frozen=True, kw_only=True):
     """To the busted player only: buy a rebuy (``rebuy``) before ``until_ms`` or be eliminated.
     The seat is kept and the table waits meanwhile."""
 
     until_ms: Millis
 
 
-class HandForHandStarted(Message, frozen=True):
+class HandForHandStarted(Message, frozen=True, kw_only=True):
     """No table starts a hand until every table has finished the last one (the bubble is near)."""
 
     players_left: Count
     places_paid: Count
 
 
-class HandForHandEnded(Message, frozen=True):
+class HandForHandEnded(Message, frozen=True, kw_only=True):
     hands: Count
 
 
-class BubbleBurst(Message, frozen=True):
+class BubbleBurst(Message, frozen=True, kw_only=True):
     """Everyone left is in the money. ``in_sync``: the bursting elimination came in a
     hand-for-hand round."""
 
     in_sync: bool
 
 
-class FinalTable(Message, frozen=True):
+class FinalTable(Message, frozen=True, kw_only=True):
     table_id: Positive
 
 
-class Eliminated(Message, frozen=True):
+class Eliminated(Message, frozen=True, kw_only=True):
     """``player`` finished in ``place``; ``shared_places`` players busted together and share the
     prizes of the places they occupy (1 when alone). ``prize_cents`` is what ``player`` won."""
 
@@ -99,19 +99,19 @@ class Eliminated(Message, frozen=True):
     prize_cents: Count
 
 
-class Paused(Message, frozen=True):
+class Paused(Message, frozen=True, kw_only=True):
     """An operator paused the tournament: tables finish their hand and hold."""
 
 
-class Resumed(Message, frozen=True):
+class Resumed(Message, frozen=True, kw_only=True):
     pass
 
 
-class TournamentEnded(Message, frozen=True):
+class TournamentEnded(Message, frozen=True, kw_only=True):
     results: list[PlaceResult]
 
 
-class Cancelled(Message, frozen=True):
+class Cancelled(Message, frozen=True, kw_only=True):
     """The tournament was cancelled and its money settled this way (balances follow)."""
 
     kind: SettlementKind

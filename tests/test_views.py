@@ -8,6 +8,7 @@ what a client would read."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Iterator
@@ -15,11 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgpack
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from protocol_examples import doc_frames
 
-from engine.betting import AnteKind, Game, Limit
+from engine.actions import Action, BetOrRaiseTo, Call, Check, Fold
+from engine.betting import AnteKind, Game, HandSetup, Limit, SeatSetup
 from engine.cards import card_str
 from engine.events import DeckSealed, HandEvent
 from engine.hand import Hand
@@ -414,3 +418,51 @@ def test_views_property_no_hidden_card_leaks_on_any_random_hand(
             event = frame["event"]
             if event["type"] == "hole_cards":
                 assert event["cards"] is None, f"an observer got hole cards: {event}"
+
+
+def test_views_the_docs_hand_is_what_seat_3_receives() -> None:
+    """docs/protocol.md section 9 shows a real hand as alice (seat 3) receives it: every table
+    event it shows (``turn`` events, which the table actor adds, aside) is what the engine and
+    the views send for that hand, in that order, with seqs that only go up."""
+    setup = HandSetup(
+        "h57",
+        9,
+        (SeatSetup(3, "alice", 3150), SeatSetup(5, "bob", 1800), SeatSetup(7, "carol", 4400)),
+        button=3,
+        small_blind_seat=5,
+        big_blind_seat=7,
+        small_blind=100,
+        big_blind=200,
+        ante=25,
+        ante_kind=AnteKind.EACH,
+    )
+    hand = Hand(setup, rng=random.Random(1))
+    first = hand.turn()
+    script: list[tuple[int, Action]] = [
+        (3, BetOrRaiseTo(600)),
+        (5, Call()),
+        (7, Fold()),
+        (5, Check()),
+        (3, BetOrRaiseTo(800)),
+    ]
+    script += [(5, Call()), (5, Check()), (3, Check()), (5, Check()), (3, Check())]
+    for seat, action in script:
+        hand.act(action, seat=seat)
+    feed = HandViews(57)
+    mapped = [copies for copies in map(feed.views, hand.events) if copies is not None]
+    expected = [json.loads(JSON.encode(copies.for_audience(Audience.seat(3)))) for copies in mapped]
+    shown = [json.loads(frame) for frame in doc_frames() if '"table_id": 12, "seq": 48' in frame]
+    hand_frames = [frame for frame in shown if frame["type"] == "table_event"]
+    end = next(i for i, frame in enumerate(hand_frames) if frame["event"]["type"] == "hand_ended")
+    start = max(i for i, frame in enumerate(hand_frames[:end]) if frame["event"]["type"] == "hand_started")
+    walk = hand_frames[start : end + 1]
+    seqs = [frame["seq"] for frame in walk]
+    assert seqs == sorted(set(seqs)), f"the doc's seqs go up: {seqs}"
+    events = iter(expected)
+    for frame in walk:
+        event = frame["event"]
+        if event["type"] == "turn":
+            continue
+        assert event in events, f"the doc shows {event}, which the hand does not send there"
+    turns = [frame["event"] for frame in walk if frame["event"]["type"] == "turn"]
+    assert first is not None and turns[0]["legal"] == msgspec.to_builtins(views.legal_view(first))
