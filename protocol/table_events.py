@@ -245,8 +245,9 @@ class DeckRevealed(Message, frozen=True, kw_only=True):
 
 
 class SeatChanged(Message, frozen=True, kw_only=True):
-    """Between hands, something changed at ``seat``; the fields are the seat after the change
-    (``player`` ``None`` and ``stack`` 0 when it is now empty)."""
+    """Something changed at ``seat``; the fields are the seat after the change (``player``
+    ``None`` and ``stack`` 0 when it is now empty). Seats and stacks change between hands only;
+    ``away`` and ``back`` may come at any moment."""
 
     seat: Seat
     change: SeatChange

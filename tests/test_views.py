@@ -353,26 +353,32 @@ def test_views_between_hands_snapshot_from_the_table() -> None:
 
 
 def test_views_stacks_in_events_follow_every_chip_to_the_end() -> None:
+    """The ``stack`` each event reports, plus the pots each seat won, is the stack the hand ends
+    with; the ``pot`` the views keep is empty once every pot is paid."""
     for seed in range(60):
         _, hand = _hand(Deal(seed, 2 + seed % 8, ante_kind=AnteKind.EACH))
         while not hand.is_over:
             play_choice(hand, hand.legal_actions(), random.Random(seed))
         feed = HandViews(seed + 1)
-        last: dict[int, int] = {}
+        reported: dict[int, int] = {}
+        won: dict[int, int] = {}
         for event in hand.events:
             mapped = feed.views(event)
             body = None if mapped is None else mapped.public
-            if isinstance(
+            if isinstance(body, wire.HandStarted):
+                reported = {entry.seat: entry.stack for entry in body.seats}
+            elif isinstance(
                 body, wire.AntePosted | wire.BlindPosted | wire.ActionTaken | wire.UncalledReturned
             ):
-                last[body.seat] = body.stack
-        assert feed.pot == 0, "every chip in the middle was awarded"
-        assert feed.stacks == hand.finishing_stacks()
-        final = [mapped for mapped in map(HandViews(1).views, hand.events) if mapped is not None]
-        ended = final[-1].public
-        assert isinstance(ended, wire.HandEnded)
-        assert {entry.seat: entry.stack for entry in ended.stacks} == hand.finishing_stacks()
-        assert all(stack >= 0 for stack in last.values())
+                reported[body.seat] = body.stack
+            elif isinstance(body, wire.PotAwarded):
+                for seat, share in zip(body.winners, body.shares, strict=True):
+                    won[seat] = won.get(seat, 0) + share
+            elif isinstance(body, wire.HandEnded):
+                assert feed.pot == 0, "every chip in the middle was awarded before the hand ended"
+                ended = {entry.seat: entry.stack for entry in body.stacks}
+        final = {seat: stack + won.get(seat, 0) for seat, stack in reported.items()}
+        assert final == ended == hand.finishing_stacks(), f"seed {seed}: {final} != {ended}"
 
 
 def test_views_seat_changes_and_holds_use_the_protocol_words() -> None:
