@@ -128,7 +128,7 @@ def _stored_tournament(tid: str, number: int) -> list[HandRecord]:
             HandRecord(
                 hand_id=setup.hand_id,
                 tournament_id=tid,
-                table_id="1",
+                table_id=1,
                 hand_number=context.hand_number,
                 finished_at=started + dt.timedelta(seconds=40),
                 players=tuple(HandPlayer(s.seat, s.player, s.stack, finishing[s.seat]) for s in setup.seats),

@@ -61,7 +61,7 @@ def record(tid: str, number: int, players: list[str], at: datetime) -> HandRecor
     return HandRecord(
         hand_id=f"{tid}-h{number}",
         tournament_id=tid,
-        table_id="T1",
+        table_id=1,
         hand_number=number,
         finished_at=at,
         players=tuple(
@@ -115,9 +115,9 @@ async def test_tournament_exports_as_one_phhs_file_pokerkit_reads_and_as_pokerst
 
 def test_a_hand_history_without_players_or_time_zone_is_refused() -> None:
     with pytest.raises(HandHistoryError, match="players"):
-        HandRecord("h", "t", "T1", 1, datetime.now(UTC), (), "", "")
+        HandRecord("h", "t", 1, 1, datetime.now(UTC), (), "", "")
     with pytest.raises(HandHistoryError, match="time zone"):
-        HandRecord("h", "t", "T1", 1, datetime(2026, 1, 1), (HandPlayer(1, "p", 1, 1),), "", "")
+        HandRecord("h", "t", 1, 1, datetime(2026, 1, 1), (HandPlayer(1, "p", 1, 1),), "", "")
 
 
 def played_hand(tid: str, number: int, rng: random.Random) -> HandRecord:
@@ -141,7 +141,7 @@ def played_hand(tid: str, number: int, rng: random.Random) -> HandRecord:
     return HandRecord(
         hand_id=setup.hand_id,
         tournament_id=tid,
-        table_id="T1",
+        table_id=1,
         hand_number=number,
         finished_at=started + timedelta(seconds=30),
         players=tuple(HandPlayer(s.seat, s.player, s.stack, finishing[s.seat]) for s in setup.seats),

@@ -613,7 +613,10 @@ class Director:
         start_at: float,
         rng: random.Random,
         start_wall_seconds: int | None = None,
+        first_table_id: int = 1,
     ) -> None:
+        """``first_table_id``: the id of the tournament's first table (the others follow it), so
+        that a server running several tournaments numbers every table once."""
         self.config = validate_config(config)
         self.rng = rng
         self.registration = Registration(config, start_at, start_wall_seconds=start_wall_seconds)
@@ -670,7 +673,8 @@ class Director:
         self._negotiation: DealNegotiation | None = None
         self.deals_done = 0
         self._continuation: PayoutStructure | None = None
-        self._next_table_id = 1
+        self._next_table_id = first_table_id
+        self._table_base = first_table_id - 1
         self._players_at_end = 0
         self._level_at_cache: tuple[tuple[int, int, int], int | None] | None = None
         self._wakeup_cache: tuple[tuple[object, ...], float | None] | None = None
@@ -702,6 +706,9 @@ class Director:
     def table_count(self) -> int:
         return len(self._tables)
 
+    def has_table(self, table_id: int) -> bool:
+        return table_id in self._tables
+
     def players_seated(self) -> list[str]:
         """Everyone seated, table by table (O(players))."""
         return [s.player for t in sorted(self._tables) for s in self._tables[t].table.players]
@@ -726,6 +733,26 @@ class Director:
 
     def hold_reason(self, table_id: int) -> HoldReason | None:
         return self._hold.by_table.get(table_id)
+
+    @property
+    def now(self) -> float:
+        """The latest ``now`` the director was given."""
+        return self._now
+
+    @property
+    def purchases_final(self) -> bool:
+        """Late registration and every purchase are over: the prize pool and payouts are final."""
+        return self._purchases_final
+
+    @property
+    def paused(self) -> bool:
+        """An operator paused the tournament."""
+        return Stop.OPERATOR in self._stops
+
+    def next_level_at(self) -> float | None:
+        """When the next level begins (on the clock ``start_at`` is on), while the clock runs."""
+        at = self._next_level_at()
+        return None if at is None else self.start_at + at
 
     @property
     def hand_for_hand(self) -> bool:
@@ -808,6 +835,27 @@ class Director:
         self._give_chips(player, self._purchase(outcome), PurchaseKind.REBUY)
         return self._flush()
 
+    def preview_register(self, player: str, now: float, balance: int) -> tuple[Transfer, ...]:
+        """What ``register`` would post now, changing nothing (``Registration.preview_register``):
+        a server posts it first, then registers (the same keys: the second post moves nothing)."""
+        if self.status in (Status.FINISHED, Status.CANCELLED):
+            raise WrongStatus(f"tournament {self.config.id} is {self.status}")
+        return self.registration.preview_register(player, now, balance)
+
+    def preview_rebuy(self, player: str, now: float, balance: int) -> tuple[Transfer, ...]:
+        """What ``rebuy`` would post now, changing nothing."""
+        self._require_running()
+        if player in self._pending_rebuys:
+            return self.registration.preview_rebuy(player, now, balance, 0)
+        return self.registration.preview_rebuy(player, now, balance, self._seated(player).stack)
+
+    def preview_add_on(self, player: str, now: float, balance: int) -> tuple[Transfer, ...]:
+        """What ``add_on`` would post now, changing nothing."""
+        self._require_running()
+        if player not in self._seat_of:
+            raise NotPlaying(f"{player} is not seated in {self.config.id}")
+        return self.registration.preview_add_on(player, now, balance)
+
     def decline_rebuy(self, player: str, now: float) -> list[Command]:
         """The busted player does not rebuy: they are eliminated with their hand's busts."""
         pending = self._pending_rebuys.pop(player, None)
@@ -846,15 +894,16 @@ class Director:
         seating = seat_players(players, self.config.table_size, self.rng)
         opened = open_tables(seating, self.settings, self.config.starting_stack, self.rng)
         self.chips_issued += self.config.starting_stack * len(players)
-        for table_id in sorted(opened.tables):
-            table = opened.tables[table_id]
+        for number in sorted(opened.tables):
+            table = opened.tables[number]
+            table_id = table.table_id = self._table_base + number
             self._add_table(table)
             for seated in table.players:
                 self._seat_of[seated.player] = table_id
             if len(table.players) < 2:
                 self._button_pending.add(table_id)
             self._next_table_id = max(self._next_table_id, table_id + 1)
-            self._out.append(TableOpened(table_id, table.players, opened.draws.get(table_id)))
+            self._out.append(TableOpened(table_id, table.players, opened.draws.get(number)))
         self._out.append(TournamentStarted(len(players), len(opened.tables)))
         self._out.append(LevelStarted(1, self.clock.levels[0]))
         for table_id in sorted(self._tables):

@@ -470,6 +470,37 @@ class Registration:
                 )
         return self._add_on_window
 
+    # -- previews: the money of a purchase before it is made ------------------------------------
+
+    def preview_register(
+        self, player_id: str, now: float, balance: int, via_ticket: bool = False
+    ) -> tuple[Transfer, ...]:
+        """The transfers ``register`` would make now (the same keys), changing nothing; raises what
+        ``verify_register`` raises. A server posts them first and registers once they committed,
+        so a balance spent elsewhere meanwhile never leaves a registration without its money."""
+        self.verify_register(player_id, now, balance, via_ticket)
+        reason = Reason.TICKET if via_ticket else Reason.BUY_IN
+        source = self._source(player_id, via_ticket)
+        return self._payment_transfers(
+            player_id, PurchaseKind.ENTRY, entry_price(self.config), source, reason
+        )
+
+    def preview_rebuy(self, player_id: str, now: float, balance: int, stack: int) -> tuple[Transfer, ...]:
+        """The transfers ``rebuy`` would make now, changing nothing (see ``preview_register``)."""
+        self.verify_rebuy(player_id, now, balance, stack)
+        price = rebuy_price(self.config)
+        return self._payment_transfers(
+            player_id, PurchaseKind.REBUY, price, player_account(player_id), Reason.REBUY
+        )
+
+    def preview_add_on(self, player_id: str, now: float, balance: int) -> tuple[Transfer, ...]:
+        """The transfers ``add_on`` would make now, changing nothing (see ``preview_register``)."""
+        self.verify_add_on(player_id, now, balance)
+        price = add_on_price(self.config)
+        return self._payment_transfers(
+            player_id, PurchaseKind.ADD_ON, price, player_account(player_id), Reason.ADD_ON
+        )
+
     def rebuy_offered(self, player_id: str, now: float, stack: int) -> bool:
         """Whether a rebuy is on offer to ``player_id`` now, funds aside: the director offers it to
         a player who busts in the rebuy period (REG-5) and the purchase then checks the funds."""
@@ -536,8 +567,8 @@ class Registration:
     def _pay(
         self, player_id: str, kind: PurchaseKind, price: Price, source: str, reason: Reason
     ) -> tuple[Transfer, ...]:
-        action = str(kind)
-        n = self._bump(player_id, action)
+        transfers = self._payment_transfers(player_id, kind, price, source, reason)
+        self._bump(player_id, str(kind))
         number = self._purchases.get((player_id, kind), 0) + 1
         self._purchases[(player_id, kind)] = number
         self._payments.setdefault(player_id, []).append(
@@ -546,6 +577,15 @@ class Registration:
         self._pool_total += price.to_pool
         if kind in _ENTRIES:
             self._entry_payments += 1
+        return transfers
+
+    def _payment_transfers(
+        self, player_id: str, kind: PurchaseKind, price: Price, source: str, reason: Reason
+    ) -> tuple[Transfer, ...]:
+        """The transfers the next purchase of ``kind`` by ``player_id`` makes (keys included),
+        without making it: what ``preview`` shows and ``_pay`` records."""
+        action = str(kind)
+        n = self._next(player_id, action)
         transfers: list[Transfer] = []
         if price.to_pool:
             transfers.append(

@@ -23,7 +23,7 @@ from server.store.ledger import Ledger
 from server.store.ledger_writer import LedgerWriter
 from server.store.migrations import MigrationReport, apply_migrations
 from server.store.players import Players
-from server.store.snapshots import Snapshots
+from server.store.snapshots import Snapshots, SnapshotWriter
 from server.store.tournaments import Tournaments
 
 CONNECT_TIMEOUT_S = 30.0
@@ -47,6 +47,7 @@ class Store:
     snapshots: Snapshots
     histories: HandHistories
     ledger_writer: LedgerWriter
+    snapshot_writer: SnapshotWriter
 
 
 @contextmanager
@@ -138,6 +139,8 @@ async def open_store(
                 report = MigrationReport((), 0)
             ledger = Ledger(pool)
             writer = LedgerWriter(ledger)
+            snapshots = Snapshots(pool)
+            snapshot_writer = SnapshotWriter(snapshots)
             try:
                 yield Store(
                     url=url,
@@ -146,13 +149,15 @@ async def open_store(
                     ledger=ledger,
                     players=Players(pool),
                     tournaments=Tournaments(pool),
-                    snapshots=Snapshots(pool),
+                    snapshots=snapshots,
                     histories=HandHistories(pool),
                     ledger_writer=writer,
+                    snapshot_writer=snapshot_writer,
                 )
             finally:
-                # Answer every post handed to the writer before the pool goes.
+                # Answer every post and save handed to the writers before the pool goes.
                 await asyncio.wait_for(writer.close(), CLOSE_TIMEOUT_S)
+                await asyncio.wait_for(snapshot_writer.close(), CLOSE_TIMEOUT_S)
         finally:
             await asyncio.wait_for(pool.close(), CLOSE_TIMEOUT_S)
     finally:

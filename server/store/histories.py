@@ -31,7 +31,7 @@ _TOML_TABLE_HEADER = re.compile(r"^([ \t]*)(\[\[?)", re.MULTILINE)
 
 _SAVE_SQL = """
 WITH input AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::timestamptz[], $6::text[],
+    SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::timestamptz[], $6::text[],
                          $7::text[], $8::text[])
         AS u(hand_id, tournament_id, table_id, hand_number, finished_at, players, phh, pokerstars)
 ), hands AS (
@@ -68,7 +68,7 @@ class HandRecord:
 
     hand_id: str
     tournament_id: str
-    table_id: str
+    table_id: int
     hand_number: int
     finished_at: datetime
     players: tuple[HandPlayer, ...]
@@ -76,12 +76,12 @@ class HandRecord:
     pokerstars: str
 
     def __post_init__(self) -> None:
-        if not self.hand_id or not self.tournament_id or not self.table_id:
-            raise HandHistoryError("a hand history needs a hand id, a tournament id and a table id")
+        if not self.hand_id or not self.tournament_id or type(self.table_id) is not int:
+            raise HandHistoryError("a hand history needs a hand id, a tournament id and a table id (an int)")
         if self.finished_at.tzinfo is None:
             raise HandHistoryError(f"finished_at must carry a time zone, got {self.finished_at!r}")
         ids = [p.player_id for p in self.players]
-        texts = (self.hand_id, self.tournament_id, self.table_id, self.phh, self.pokerstars, *ids)
+        texts = (self.hand_id, self.tournament_id, self.phh, self.pokerstars, *ids)
         if not all(is_storable(text) for text in texts):
             raise HandHistoryError(f"hand {self.hand_id!r}: texts must be UTF-8 without NUL characters")
         if not ids or len(set(ids)) != len(ids):
@@ -224,7 +224,7 @@ def _record(row: asyncpg.Record) -> HandRecord:
     return HandRecord(
         row["hand_id"],
         row["tournament_id"],
-        row["table_id"],
+        int(row["table_id"]),
         int(row["hand_number"]),
         row["finished_at"],
         players,

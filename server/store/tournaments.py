@@ -90,6 +90,7 @@ class Tournament:
     config: dict[str, Any]
     starts_at: datetime | None
     created_at: datetime
+    number: int  # 1, 2, 3 ... in order of creation: the tournament's tables are numbered from it
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +140,7 @@ class Result:
 
 
 _TOURNAMENT_COLUMNS = (
-    "id, name, status::text AS status, config_toml, config::text AS config, starts_at, created_at"
+    "id, name, status::text AS status, config_toml, config::text AS config, starts_at, created_at, number"
 )
 _REGISTRATION_COLUMNS = "tournament_id, player_id, status, paid_with, queue_seq, registered_at"
 
@@ -469,6 +470,7 @@ def _tournament(row: asyncpg.Record) -> Tournament:
         json.loads(row["config"]),
         row["starts_at"],
         row["created_at"],
+        int(row["number"]),
     )
 
 

@@ -1,0 +1,740 @@
+"""One asyncio task per tournament: the director (``engine.tournament.director``) in a thin shell.
+
+The coordinator feeds the director what happens (players' requests, hands ending at its tables,
+the clock) and carries out what it answers: money through the ledger (in order, retried until
+it commits: every transfer is idempotent by its key), hands dealt and seats changed at the table
+actors, and what players, followers and the lobby are told. It holds no tournament rule.
+
+Money requests (register, rebuy, add-on) are posted before the director records them: the
+director previews the transfers (the same idempotency keys), the ledger commits them or refuses
+(not enough money), and only then does the director register the player. A request's
+``request_id`` is its idempotency key: the same id again gets the first answer, and moves no
+money twice.
+
+At every hand's end the table's state is saved (``server.store.snapshots``, batched) and the hand's
+history stored (PHH and PokerStars text, with the places of the players who finished in it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import random
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+
+from engine.history.phh import PhhError, dumps_phh, export_phh
+from engine.history.pokerstars import BuyIn, StarsHandContext, StarsTournament, format_pokerstars
+from engine.history.pokerstars import Finish as StarsFinish
+from engine.table import Table
+from engine.table import TableSnapshot as EngineTableSnapshot
+from engine.tournament import director as d
+from engine.tournament.balancing import MoveReason
+from engine.tournament.config import TournamentConfig
+from engine.tournament.registration import (
+    AlreadyRegistered,
+    InsufficientFunds,
+    NotRegistered,
+    RegistrationError,
+    TournamentFull,
+)
+from engine.tournament.transfers import Account, Transfer, player_account
+from protocol import kinds
+from protocol.client_messages import (
+    AddOn,
+    DeclineRebuy,
+    Rebuy,
+    Register,
+    SitIn,
+    SitOut,
+    TournamentSubscribe,
+    Unregister,
+)
+from protocol.errors import ErrorCode
+from protocol.server_messages import (
+    Ack,
+    Balance,
+    Error,
+    LobbyUpdate,
+    Registration,
+    Seated,
+    ServerMessage,
+    TournamentEvent,
+    Unseated,
+)
+from protocol.tournament_events import RebuyOffered as WireRebuyOffered
+from server import announcements
+from server.bus import Bus, BusError
+from server.clock import Clock, milliseconds
+from server.messages import (
+    LOBBY,
+    Caller,
+    Deal,
+    HandDone,
+    HelloAnswered,
+    PlayerAway,
+    PlayerHello,
+    Request,
+    TableUpdate,
+    ToPlayer,
+    ToSession,
+    player_channel,
+    session_channel,
+    table_inbox,
+    tournament_channel,
+    tournament_inbox,
+)
+from server.metrics import Metrics
+from server.store.connection import Store
+from server.store.errors import InsufficientFunds as LedgerInsufficientFunds
+from server.store.errors import StoreError
+from server.store.histories import HandPlayer, HandRecord
+from server.store.snapshots import SeatSnapshot
+from server.store.snapshots import TableSnapshot as StoredTableSnapshot
+from server.store.tournaments import TournamentStatus
+from server.table_actor import TableActor
+
+log = logging.getLogger("feltd.coordinator")
+
+INBOX_CAPACITY = 100_000
+REPLIES_KEPT = 10_000  # money requests remembered for idempotent answers
+POST_RETRY_SECONDS = 1.0
+
+# announcements after which followers get a new ``tournament_state``
+_STATE_CHANGES = (
+    d.LevelStarted,
+    d.BreakStarted,
+    d.BreakEnded,
+    d.HandForHandStarted,
+    d.HandForHandEnded,
+    d.BubbleBurst,
+    d.FinalTable,
+    d.TournamentPaused,
+    d.TournamentResumed,
+    d.PurchasesClosed,
+)
+_MOVED = {
+    MoveReason.BALANCE: kinds.SeatReason.BALANCE,
+    MoveReason.BREAK: kinds.SeatReason.TABLE_BROKEN,
+    MoveReason.REDRAW: kinds.SeatReason.REDRAW,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """Stop the coordinator (the server is shutting down)."""
+
+
+def error_code(error: Exception) -> ErrorCode:
+    """The wire error for a refusal of the tournament core or the ledger."""
+    if isinstance(error, AlreadyRegistered):
+        return ErrorCode.ALREADY_REGISTERED
+    if isinstance(error, NotRegistered | d.NotPlaying):
+        return ErrorCode.NOT_REGISTERED
+    if isinstance(error, InsufficientFunds | LedgerInsufficientFunds):
+        return ErrorCode.INSUFFICIENT_FUNDS
+    if isinstance(error, TournamentFull | d.WrongStatus):
+        return ErrorCode.REGISTRATION_CLOSED
+    if isinstance(error, RegistrationError):
+        name = type(error).__name__
+        if name in ("LateRegistrationClosed", "CutoffPassed", "WrongPhase"):
+            return ErrorCode.REGISTRATION_CLOSED
+        return ErrorCode.NOT_AVAILABLE
+    if isinstance(error, d.NoRebuyOffered):
+        return ErrorCode.NOT_AVAILABLE
+    return ErrorCode.NOT_AVAILABLE
+
+
+class Coordinator:
+    """The coordinator of one tournament (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: TournamentConfig,
+        *,
+        name: str,
+        number: int,
+        start_at: float,
+        store: Store,
+        bus: Bus,
+        clock: Clock,
+        metrics: Metrics | None = None,
+        rng: random.Random | None = None,
+        table_rng: Callable[[int], random.Random | None] | None = None,
+        hand_gap: float | None = None,
+    ) -> None:
+        """``number`` is the tournament's number in the store: its tables are numbered from
+        ``number * 1_000_000``; ``rng`` decides seats and draws (the OS CSPRNG by default),
+        ``table_rng(table_id)`` gives a table its shuffler (``None``: the OS CSPRNG)."""
+        self.config = config
+        self.name = name
+        self.number = number
+        self.store = store
+        self.bus = bus
+        self.clock = clock
+        self.metrics = metrics
+        self.table_rng = table_rng
+        self.hand_gap = hand_gap
+        self.director = d.Director(
+            config,
+            start_at=start_at,
+            rng=rng if rng is not None else random.SystemRandom(),
+            start_wall_seconds=int(start_at),
+            first_table_id=number * 1_000_000 + 1,
+        )
+        self.inbox = bus.open_inbox(tournament_inbox(config.id), INBOX_CAPACITY)
+        self.actors: dict[int, TableActor] = {}
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.replies: OrderedDict[tuple[str, str], ServerMessage] = OrderedDict()
+        self.sent_tables: dict[int, EngineTableSnapshot] = {}
+        self.stars = StarsTournament(max(1, number), BuyIn(config.buy_in, config.fee or 0, "USD"))
+        self.finished = asyncio.Event()
+        self.stopping = False
+        self._rebuying: set[str] = set()  # busted players offered a rebuy: seated again if they buy
+
+    # -- the loop ---------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        try:
+            while not self.stopping and self.director.status in (d.Status.REGISTERING, d.Status.RUNNING):
+                wake = self.director.next_wakeup()
+                message = self.inbox.get_nowait()
+                if message is None:
+                    delay = None if wake is None else wake - self.clock.now()
+                    if delay is None:
+                        message = await self.inbox.get()
+                    elif delay > 0:
+                        try:
+                            message = await asyncio.wait_for(self.inbox.get(), self.clock.to_wall(delay))
+                        except TimeoutError:
+                            message = None
+                now = self.clock.now()
+                if message is not None:
+                    await self._handle(message, now)
+                if wake is not None and self.clock.now() >= wake:
+                    await self._dispatch(self.director.tick(self.clock.now()), self.clock.now())
+        finally:
+            self.finished.set()
+            self.bus.close_inbox(self.inbox.address)
+            for actor in self.actors.values():
+                actor.closed = True
+
+    async def _handle(self, message: object, now: float) -> None:
+        if isinstance(message, HandDone):
+            await self._hand_done(message, now)
+        elif isinstance(message, Request):
+            await self._request(message, now)
+        elif isinstance(message, PlayerAway):
+            if self.director.table_of(message.player) is not None:
+                await self._dispatch(self.director.sit_out(message.player, message.away), now)
+        elif isinstance(message, PlayerHello):
+            self._hello(message.caller)
+        elif isinstance(message, Stop):
+            self.stopping = True
+
+    # -- requests ---------------------------------------------------------------------------------
+
+    def _reply(self, caller: Caller, message: ServerMessage) -> None:
+        self.bus.publish(session_channel(caller.session_id), ToSession(message))
+
+    def _refuse(self, caller: Caller, error: Exception, request_id: str | None) -> Error:
+        refusal = Error(code=error_code(error), message=str(error), request_id=request_id, fatal=False)
+        self._reply(caller, refusal)
+        return refusal
+
+    async def _request(self, request: Request, now: float) -> None:
+        message = request.message
+        caller = request.caller
+        if isinstance(message, TournamentSubscribe):
+            self._reply(caller, announcements.state(self.director))
+            if message.request_id is not None:
+                self._reply(caller, Ack(request_id=message.request_id))
+            return
+        player = caller.player
+        if player is None:
+            request_id = getattr(message, "request_id", None)
+            code = ErrorCode.FORBIDDEN if caller.operator else ErrorCode.NOT_AUTHENTICATED
+            self._reply(
+                caller,
+                Error(code=code, message="only players may do that", request_id=request_id, fatal=False),
+            )
+            return
+        if isinstance(message, SitOut | SitIn):
+            await self._sit(caller, player, isinstance(message, SitOut), message.request_id, request, now)
+            return
+        if not isinstance(message, Register | Unregister | Rebuy | DeclineRebuy | AddOn):
+            return
+        key = (player, message.request_id)
+        if key in self.replies:  # the same request again: the first answer, no money moved twice
+            self._reply(caller, self.replies[key])
+            return
+        try:
+            if isinstance(message, Register):
+                await self._buy(player, now, self.director.preview_register, self.director.register)
+            elif isinstance(message, Rebuy):
+                await self._buy(player, now, self.director.preview_rebuy, self.director.rebuy)
+            elif isinstance(message, AddOn):
+                await self._buy(player, now, self.director.preview_add_on, self.director.add_on)
+            elif isinstance(message, Unregister):
+                await self._dispatch(self.director.unregister(player, now), now)
+            else:
+                await self._dispatch(self.director.decline_rebuy(player, now), now)
+        except (RegistrationError, d.DirectorError, LedgerInsufficientFunds) as error:
+            self._remember(key, self._refuse(caller, error, message.request_id))
+            return
+        ack = Ack(request_id=message.request_id)
+        self._remember(key, ack)
+        self._reply(caller, ack)
+
+    def _remember(self, key: tuple[str, str], reply: ServerMessage) -> None:
+        self.replies[key] = reply
+        while len(self.replies) > REPLIES_KEPT:
+            self.replies.popitem(last=False)
+
+    async def _buy(
+        self,
+        player: str,
+        now: float,
+        preview: Callable[[str, float, int], tuple[Transfer, ...]],
+        buy: Callable[[str, float, int], list[d.Command]],
+    ) -> None:
+        """Post the purchase's money first (refused: nothing happened), then record it."""
+        balance = await self.store.ledger.balance(player_account(player))
+        transfers = preview(player, now, balance)
+        await self.store.ledger_writer.post(transfers)  # raises InsufficientFunds if spent meanwhile
+        await self._dispatch(buy(player, now, balance), now, posted={t.idempotency_key for t in transfers})
+        await self._balances([player])
+
+    async def _sit(
+        self, caller: Caller, player: str, away: bool, request_id: str | None, request: Request, now: float
+    ) -> None:
+        table_id = self.director.table_of(player)
+        if table_id is None:
+            self._reply(
+                caller,
+                Error(
+                    code=ErrorCode.NOT_SEATED,
+                    message="you have no seat in this tournament",
+                    request_id=request_id,
+                    fatal=False,
+                ),
+            )
+            return
+        await self._dispatch(self.director.sit_out(player, away), now)
+        self._send(table_inbox(table_id), request)  # the table marks the seat and acknowledges
+
+    def _hello(self, caller: Caller) -> None:
+        try:
+            self._tell_where(caller)
+        finally:
+            self.bus.publish(session_channel(caller.session_id), HelloAnswered(self.config.id))
+
+    def _tell_where(self, caller: Caller) -> None:
+        player = caller.player
+        if player is None:
+            return
+        registration = self.director.registration
+        status: kinds.RegistrationStatus | None = None
+        position = None
+        if player in registration.waiting:
+            status, position = kinds.RegistrationStatus.WAITING, registration.waiting.index(player) + 1
+        elif registration.is_registered(player):
+            if registration.is_eliminated(player):
+                status = kinds.RegistrationStatus.ELIMINATED
+            elif self.director.status is d.Status.RUNNING:
+                status = kinds.RegistrationStatus.PLAYING
+            else:
+                status = kinds.RegistrationStatus.REGISTERED
+        if status is None:
+            return
+        self._reply(
+            caller, Registration(tournament_id=self.config.id, status=status, waiting_position=position)
+        )
+        self._reply(caller, announcements.state(self.director))
+        table_id = self.director.table_of(player)
+        if table_id is not None:
+            seat = self.director.table(table_id).seat_of(player)
+            if seat is not None:
+                self._reply(
+                    caller,
+                    Seated(
+                        tournament_id=self.config.id,
+                        table_id=table_id,
+                        seat=seat,
+                        reason=kinds.SeatReason.RECONNECT,
+                    ),
+                )
+
+    # -- hands ------------------------------------------------------------------------------------
+
+    async def _hand_done(self, done: HandDone, now: float) -> None:
+        try:
+            commands = self.director.hand_ended(
+                done.table_id, dict(done.finishing_stacks), now, banks_spent=dict(done.banks_spent)
+            )
+        except d.DirectorError as error:
+            log.error(
+                "%s: hand %s at table %s refused: %s", self.config.id, done.hand_number, done.table_id, error
+            )
+            return
+        self._store_history(done, commands)
+        await self._dispatch(commands, now, ended=done.table_id)
+
+    def _store_history(self, done: HandDone, commands: list[d.Command]) -> None:
+        dealt = {seat.player for seat in done.setup.seats}
+        finishes = [
+            StarsFinish(c.player, c.place, c.prize)
+            for c in commands
+            if isinstance(c, d.PlayerEliminated) and c.player in dealt
+        ]
+        for command in commands:
+            if isinstance(command, d.TournamentEnded):
+                paid = dict(command.prizes)
+                placed = {finish.player for finish in finishes}
+                finishes += [
+                    StarsFinish(player, finish.place, paid.get(player, 0))
+                    for finish in command.finishes
+                    for player in finish.players
+                    if player in dealt and player not in placed
+                ]
+        started = dt.datetime.fromtimestamp(done.started_at, dt.UTC)
+        level = max(1, done.level)
+        try:
+            phh = dumps_phh(
+                export_phh(done.setup, done.events, table=done.table_id, level=level, started_at=started)
+            )
+        except PhhError as error:
+            phh = f"# not expressible as PHH: {error}\n"
+        context = StarsHandContext(
+            done.hand_number, done.table_id % 1_000_000, level, started, tuple(finishes)
+        )
+        text = format_pokerstars(done.setup, done.events, self.stars, context)
+        stacks = dict(done.finishing_stacks)
+        record = HandRecord(
+            hand_id=done.setup.hand_id,
+            tournament_id=self.config.id,
+            table_id=done.table_id,
+            hand_number=done.hand_number,
+            finished_at=dt.datetime.fromtimestamp(done.ended_at, dt.UTC),
+            players=tuple(
+                HandPlayer(seat.seat, seat.player, seat.stack, stacks.get(seat.seat, 0))
+                for seat in done.setup.seats
+            ),
+            phh=phh,
+            pokerstars=text,
+        )
+        self._background(self.store.histories.save([record]), f"hand history {record.hand_id}")
+
+    # -- carrying out the director's commands ------------------------------------------------------
+
+    async def _dispatch(
+        self,
+        commands: Iterable[d.Command],
+        now: float,
+        *,
+        posted: set[str] | None = None,
+        ended: int | None = None,
+    ) -> None:
+        director = self.director
+        changes: dict[int, list[tuple[int, kinds.SeatChange]]] = {}
+        holds: dict[int, tuple[d.HoldReason, float | None]] = {}
+        closed: set[int] = set()
+        deals: list[d.DealHand] = []
+        to_players: list[tuple[str, ServerMessage]] = []
+        events: list[ServerMessage] = []
+        accounts: set[str] = set()
+        state_changed = lobby_changed = False
+        touched: set[int] = set() if ended is None else {ended}
+        for command in commands:
+            if isinstance(command, d.PostTransfers):
+                fresh = [t for t in command.transfers if posted is None or t.idempotency_key not in posted]
+                if fresh:
+                    await self._post(fresh)
+                accounts.update(t.source for t in command.transfers)
+                accounts.update(t.target for t in command.transfers)
+                lobby_changed = True
+            elif isinstance(command, d.DealHand):
+                deals.append(command)
+            elif isinstance(command, d.TableOpened):
+                self._open_table(command.table_id)
+                touched.add(command.table_id)
+                for seated in command.seats:
+                    changes.setdefault(command.table_id, []).append((seated.seat, kinds.SeatChange.JOINED))
+                    to_players.append(
+                        (seated.player, self._seated(command.table_id, seated.seat, kinds.SeatReason.START))
+                    )
+                    to_players.append((seated.player, self._registration(kinds.RegistrationStatus.PLAYING)))
+            elif isinstance(command, d.PlayerSeated):
+                touched.add(command.table_id)
+                changes.setdefault(command.table_id, []).append((command.seat, kinds.SeatChange.JOINED))
+                reason = (
+                    kinds.SeatReason.REBUY
+                    if command.player in self._rebuying
+                    else kinds.SeatReason.LATE_REGISTRATION
+                )
+                to_players.append((command.player, self._seated(command.table_id, command.seat, reason)))
+                to_players.append((command.player, self._registration(kinds.RegistrationStatus.PLAYING)))
+            elif isinstance(command, d.PlayerMoved):
+                move = command.move
+                touched.update((move.from_table, move.to_table))
+                changes.setdefault(move.from_table, []).append((move.from_seat, kinds.SeatChange.MOVED_OUT))
+                changes.setdefault(move.to_table, []).append((move.to_seat, kinds.SeatChange.MOVED_IN))
+                to_players.append(
+                    (move.player, self._seated(move.to_table, move.to_seat, _MOVED[move.reason]))
+                )
+            elif isinstance(command, d.TableClosed):
+                closed.add(command.table_id)
+                touched.add(command.table_id)
+            elif isinstance(command, d.TableHeld):
+                holds[command.table_id] = (command.reason, command.until)
+                touched.add(command.table_id)
+            elif isinstance(command, d.ChipsAdded):
+                touched.add(command.table_id)
+                changes.setdefault(command.table_id, []).append((command.seat, kinds.SeatChange.CHIPS_ADDED))
+            elif isinstance(command, d.PlayerRegistered):
+                status = (
+                    kinds.RegistrationStatus.WAITING
+                    if command.waiting_position
+                    else kinds.RegistrationStatus.REGISTERED
+                )
+                to_players.append((command.player, self._registration(status, command.waiting_position)))
+                lobby_changed = True
+            elif isinstance(command, d.PlayerUnregistered):
+                to_players.append((command.player, self._registration(kinds.RegistrationStatus.UNREGISTERED)))
+                lobby_changed = True
+            elif isinstance(command, d.PlayerPromoted):
+                to_players.append((command.player, self._registration(kinds.RegistrationStatus.REGISTERED)))
+            elif isinstance(command, d.RebuyOffered):
+                self._rebuying.add(command.player)
+                offer = WireRebuyOffered(until_ms=milliseconds(command.until))
+                to_players.append(
+                    (command.player, TournamentEvent(tournament_id=self.config.id, event=offer))
+                )
+            elif isinstance(command, d.PlayerEliminated):
+                self._rebuying.discard(command.player)
+                unseat = self._unseated(command.table_id, kinds.UnseatReason.ELIMINATED)
+                to_players.append((command.player, unseat))
+                to_players.append((command.player, self._registration(kinds.RegistrationStatus.ELIMINATED)))
+                state_changed = lobby_changed = True
+            elif isinstance(command, d.PlayerDisqualified):
+                table_id = self._last_table_of(command.player)
+                if table_id is not None:
+                    unseat = self._unseated(table_id, kinds.UnseatReason.DISQUALIFIED)
+                    to_players.append((command.player, unseat))
+                state_changed = lobby_changed = True
+            elif isinstance(command, d.TournamentStarted):
+                await self._status(TournamentStatus.RUNNING)
+                state_changed = lobby_changed = True
+            elif isinstance(command, d.TournamentEnded):
+                await self._status(TournamentStatus.FINISHED)
+                for table_id in list(self.actors):
+                    closed.add(table_id)
+                    touched.add(table_id)
+                for finish in command.finishes[:1]:
+                    for player in finish.players:
+                        table_id = self._last_table_of(player)
+                        if table_id is not None:
+                            unseat = self._unseated(table_id, kinds.UnseatReason.TOURNAMENT_ENDED)
+                            to_players.append((player, unseat))
+                state_changed = lobby_changed = True
+            elif isinstance(command, d.TournamentCancelled):
+                await self._status(TournamentStatus.CANCELLED)
+                for table_id in list(self.actors):
+                    closed.add(table_id)
+                    touched.add(table_id)
+                state_changed = lobby_changed = True
+            if isinstance(command, _STATE_CHANGES):
+                state_changed = True
+            body = announcements.tournament_event(command, director)
+            if body is not None:
+                events.append(TournamentEvent(tournament_id=self.config.id, event=body))
+        # seats first (so a follower's snapshot has them), then the players, then the hands
+        for table_id in sorted(touched | set(holds)):
+            self._update_table(table_id, changes.get(table_id, ()), holds.get(table_id), table_id in closed)
+        channel = tournament_channel(self.config.id)
+        for event in events:
+            self.bus.publish(channel, ToSession(event))
+        for player, message in to_players:
+            self.bus.publish(player_channel(player), ToPlayer(message))
+        for deal in deals:
+            table = director.table(deal.table_id)
+            self._send(table_inbox(deal.table_id), Deal(deal, table.snapshot()))
+        if ended is not None and director.has_table(ended):
+            self._save_table(ended, now)
+        players = [Account.parse(a).player_id for a in accounts if a.startswith("player:")]
+        if players:
+            await self._balances(players)
+        if state_changed:
+            self.bus.publish(channel, ToSession(announcements.state(director)))
+        if lobby_changed or state_changed:
+            self.bus.publish(LOBBY, LobbyUpdate(tournament=announcements.summary(director, self.name)))
+
+    def _seated(self, table_id: int, seat: int, reason: kinds.SeatReason) -> Seated:
+        return Seated(tournament_id=self.config.id, table_id=table_id, seat=seat, reason=reason)
+
+    def _unseated(self, table_id: int, reason: kinds.UnseatReason) -> Unseated:
+        return Unseated(tournament_id=self.config.id, table_id=table_id, reason=reason)
+
+    def _registration(
+        self, status: kinds.RegistrationStatus, waiting_position: int | None = None
+    ) -> Registration:
+        return Registration(tournament_id=self.config.id, status=status, waiting_position=waiting_position)
+
+    def _last_table_of(self, player: str) -> int | None:
+        for table_id, snapshot in self.sent_tables.items():
+            if any(seated.player == player for seated in snapshot.seats):
+                return table_id
+        return None
+
+    def _open_table(self, table_id: int) -> None:
+        actor = TableActor(
+            table_id,
+            self.config.id,
+            self.bus,
+            self.clock,
+            shot_clock=self.config.shot_clock,
+            rng=None if self.table_rng is None else self.table_rng(table_id),
+            metrics=self.metrics,
+            **({} if self.hand_gap is None else {"hand_gap": self.hand_gap}),
+        )
+        self.actors[table_id] = actor
+        if self.metrics is not None:
+            self.metrics.tables += 1
+        self._background(actor.run(), f"table {table_id}", done=lambda: self._actor_ended(table_id))
+
+    def _actor_ended(self, table_id: int) -> None:
+        self.actors.pop(table_id, None)
+        if self.metrics is not None:
+            self.metrics.tables -= 1
+
+    def _update_table(
+        self,
+        table_id: int,
+        changes: Iterable[tuple[int, kinds.SeatChange]],
+        hold: tuple[d.HoldReason, float | None] | None,
+        closed: bool,
+    ) -> None:
+        director = self.director
+        if director.has_table(table_id):
+            snapshot = director.table(table_id).snapshot()
+        else:
+            snapshot = self.sent_tables.get(table_id, Table(table_id=table_id).snapshot())
+        before = self.sent_tables.get(table_id)
+        explicit = dict(changes)
+        if before is not None:  # who left without a move: eliminated (or disqualified)
+            now_seated = {seated.seat for seated in snapshot.seats}
+            for seated in before.seats:
+                if seated.seat not in now_seated and seated.seat not in explicit:
+                    out = seated.player in director.standings.disqualified if director.standings else False
+                    explicit[seated.seat] = (
+                        kinds.SeatChange.DISQUALIFIED if out else kinds.SeatChange.ELIMINATED
+                    )
+        self.sent_tables[table_id] = snapshot
+        reason, until = hold if hold is not None else (director.hold_reason(table_id), None)
+        update = TableUpdate(
+            table=snapshot,
+            changes=tuple(sorted(explicit.items())),
+            hold=reason,
+            hold_until=until,
+            level=director.level_index + 1,
+            closed=closed,
+        )
+        self._send(table_inbox(table_id), update)
+        if closed:
+            self.sent_tables.pop(table_id, None)
+
+    def _send(self, address: str, message: object) -> None:
+        try:
+            self.bus.send(address, message)
+        except BusError as error:
+            log.error("%s: %s", self.config.id, error)
+
+    # -- money and records ------------------------------------------------------------------------
+
+    async def _post(self, transfers: list[Transfer]) -> None:
+        """Post ``transfers`` (in order), retrying until they commit: a tournament's money never
+        stays planned and unposted. A refusal the ledger will always give is a bug: logged, and
+        the transfers retried anyway (an operator must see it)."""
+        while True:
+            try:
+                await self.store.ledger_writer.post(transfers)
+                return
+            except LedgerInsufficientFunds:
+                raise
+            except (TimeoutError, StoreError, OSError) as error:
+                log.error(
+                    "%s: posting %d transfers failed, retrying: %s", self.config.id, len(transfers), error
+                )
+                await asyncio.sleep(POST_RETRY_SECONDS)
+
+    async def _balances(self, players: Iterable[str]) -> None:
+        names = sorted(set(players))
+        try:
+            balances = await self.store.ledger.balances([player_account(name) for name in names])
+        except StoreError as error:
+            log.warning("%s: balances not read: %s", self.config.id, error)
+            return
+        for name in names:
+            cents = balances.get(player_account(name), 0)
+            self.bus.publish(player_channel(name), ToPlayer(Balance(cents=max(0, cents))))
+
+    async def _status(self, status: TournamentStatus) -> None:
+        try:
+            await self.store.tournaments.set_status(self.config.id, status)
+        except StoreError as error:
+            log.warning("%s: status %s not recorded: %s", self.config.id, status, error)
+
+    def _save_table(self, table_id: int, now: float) -> None:
+        table = self.director.table(table_id)
+        positions = table.last_positions
+        seats = tuple(
+            SeatSnapshot(seated.seat, seated.player, seated.stack, self.director.time_banks(seated.player))
+            for seated in table.players
+        )
+        if not seats:
+            return
+        stored = StoredTableSnapshot(
+            self.config.id,
+            table_id,
+            self.director.hands_dealt,
+            self.director.level_index + 1,
+            None if positions is None else positions.button,
+            seats,
+            dt.datetime.fromtimestamp(now, dt.UTC),
+            table.snapshot(),
+        )
+        self._background(self.store.snapshot_writer.save(stored), f"snapshot of table {table_id}")
+
+    def _background(self, work: Awaitable[object], what: str, done: Callable[[], None] | None = None) -> None:
+        async def supervised() -> None:
+            try:
+                await work
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("%s: %s failed", self.config.id, what)
+            finally:
+                if done is not None:
+                    done()
+
+        task = asyncio.create_task(supervised(), name=f"{self.config.id}: {what}")
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def close(self) -> None:
+        """Stop the tables and wait for background writes."""
+        for actor in self.actors.values():
+            actor.closed = True
+            with contextlib.suppress(BusError):
+                self.bus.send(
+                    actor.inbox.address,
+                    TableUpdate(table=Table(table_id=actor.table_id).snapshot(), closed=True),
+                )
+        if self.tasks:
+            await asyncio.wait(list(self.tasks), timeout=self.clock.to_wall(0) + 10)
+
+
+__all__ = ["Coordinator", "Stop", "error_code"]

@@ -1,0 +1,744 @@
+"""The gateway: WebSocket connections, logins, and the way between clients and the bus.
+
+Built on the ``websockets`` asyncio server (compression off, a small ``max_size``). Each
+connection is a ``Session``: it speaks one subprotocol (``protocol.codec``), logs in with
+``hello`` (a player's token, an operator's, or none: the rail), and from then on its frames are
+decoded, checked and passed to the tournament coordinators and table actors over the bus, while
+what they publish for it (its own table's events, its tournaments, its replies) is encoded and
+queued for it.
+
+Bounded memory: every session's send queue holds at most ``MAX_QUEUED_FRAMES``. A client that does
+not read loses the table events queued for it and gets a fresh snapshot of each table instead
+(a resync); one that still cannot keep up after ``MAX_RESYNCS`` of them is closed (``too_slow``).
+Frames over ``protocol.MAX_FRAME_BYTES`` are refused, over ``MAX_SIZE`` the connection is closed
+by ``websockets``; a connection sending more than ``RATE_PER_SECOND`` frames is answered
+``rate_limited``; ``MAX_REFUSED`` refused frames in a minute close it. One session per player: a
+second login takes over and the first is told ``taken_over``.
+
+``GET /healthz`` and ``GET /metrics`` are answered on the same port.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http
+import itertools
+import logging
+import secrets
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request as HttpRequest
+from websockets.http11 import Response
+
+from protocol import PROTOCOL_VERSION
+from protocol.client_messages import (
+    Act,
+    AddOn,
+    Chat,
+    ClientMessage,
+    DeclineRebuy,
+    Hello,
+    LobbySubscribe,
+    LobbyUnsubscribe,
+    Ping,
+    Rebuy,
+    Register,
+    SitIn,
+    SitOut,
+    TableJoin,
+    TableLeave,
+    TimeBank,
+    TournamentSubscribe,
+    TournamentUnsubscribe,
+    Unregister,
+)
+from protocol.codec import SUBPROTOCOLS, Codec, codec_for
+from protocol.errors import ErrorCode, ProtocolError
+from protocol.kinds import GoodbyeReason, RegistrationStatus, Role
+from protocol.server_messages import (
+    Ack,
+    Balance,
+    Error,
+    Goodbye,
+    Lobby,
+    LobbyUpdate,
+    Pong,
+    Registration,
+    Seated,
+    ServerMessage,
+    TournamentSummary,
+    Unseated,
+    Welcome,
+)
+from server import views
+from server.bus import Bus, BusError, Subscription
+from server.clock import Clock, milliseconds
+from server.messages import (
+    LOBBY,
+    Caller,
+    Follow,
+    HelloAnswered,
+    PlayerHello,
+    Request,
+    Resync,
+    TableFrames,
+    ToPlayer,
+    ToSession,
+    player_channel,
+    session_channel,
+    table_channel,
+    table_inbox,
+    tournament_channel,
+    tournament_inbox,
+)
+from server.metrics import Metrics
+from server.store.connection import Store
+from server.store.errors import StoreError
+from server.store.players import Operator, Player
+
+log = logging.getLogger("feltd.gateway")
+
+MAX_SIZE = 64 * 1024  # websockets closes the connection (1009) past this
+MAX_QUEUED_FRAMES = 512
+MAX_RESYNCS = 3  # in RESYNC_WINDOW seconds, then the client is too slow
+RESYNC_WINDOW = 60.0
+HELLO_TIMEOUT = 10.0
+HEARTBEAT_SECONDS = 20
+RATE_PER_SECOND = 20.0
+RATE_BURST = 40.0
+MAX_REFUSED = 10  # refused frames in REFUSED_WINDOW seconds close the connection
+REFUSED_WINDOW = 60.0
+MAX_TABLES_FOLLOWED = 16
+SEND_TIMEOUT = 30.0  # seconds a single frame may take to leave (then the client is too slow)
+
+
+@dataclass(slots=True)
+class _Following:
+    """A table a session follows: as which audience, and whether its snapshot is still to come."""
+
+    subscription: Subscription
+    audience: views.Audience
+    waiting: bool = True  # events are dropped until the snapshot (or resync) is queued
+    last_seq: int = 0
+    own: bool = False  # the player's own seat
+
+
+@dataclass(slots=True)
+class _FrameCache:
+    """The last published table frames, encoded once per (subprotocol, copy) for every session."""
+
+    message: object = None
+    encoded: dict[tuple[str, int], bytes | str] = field(default_factory=dict)
+
+
+class Session:
+    """One connection (see the module docstring)."""
+
+    def __init__(self, gateway: Gateway, websocket: ServerConnection, codec: Codec) -> None:
+        self.gateway = gateway
+        self.websocket = websocket
+        self.codec = codec
+        self.id = f"s-{secrets.token_hex(6)}"
+        self.player: str | None = None
+        self.operator: str | None = None
+        self.role: Role | None = None
+        self.queue: deque[tuple[int | None, bytes | str]] = deque()  # (table id or None, frame)
+        self.ready = asyncio.Event()
+        self.following: dict[int, _Following] = {}
+        self.tournaments: dict[str, Subscription] = {}
+        self.subscriptions: list[Subscription] = []
+        self.lobby = False
+        self.resume: dict[int, int] = {}
+        self.hellos_pending: set[str] = set()
+        self.resyncs: deque[float] = deque()
+        self.refused: deque[float] = deque()
+        self.tokens = RATE_BURST
+        self.refilled = time.monotonic()
+        self.closing = False
+
+    @property
+    def caller(self) -> Caller:
+        return Caller(self.id, self.player, self.operator)
+
+    # -- sending ----------------------------------------------------------------------------------
+
+    def send(self, message: ServerMessage, table_id: int | None = None) -> None:
+        self.enqueue(self.codec.encode(message), table_id)
+
+    def enqueue(self, frame: bytes | str, table_id: int | None = None) -> None:
+        if self.closing:
+            return
+        if len(self.queue) >= MAX_QUEUED_FRAMES and not self._overflow():
+            return
+        self.queue.append((table_id, frame))
+        self.ready.set()
+
+    def _overflow(self) -> bool:
+        """The client does not read: drop the queued table events and resync each table with a
+        snapshot (True), or close the connection when that keeps happening (False)."""
+        metrics = self.gateway.metrics
+        now = time.monotonic()
+        while self.resyncs and self.resyncs[0] < now - RESYNC_WINDOW:
+            self.resyncs.popleft()
+        if len(self.resyncs) >= MAX_RESYNCS:
+            metrics.slow_closes += 1
+            self.close(GoodbyeReason.TOO_SLOW, "the connection did not read what it was sent")
+            return False
+        self.resyncs.append(now)
+        metrics.resyncs += 1
+        kept = deque(item for item in self.queue if item[0] is None)
+        metrics.send_queue_drops += len(self.queue) - len(kept)
+        self.queue = kept
+        for table_id, following in list(self.following.items()):
+            following.waiting = True
+            self.gateway.request_follow(self, table_id, following, last_seq=None)
+        return True
+
+    async def writer(self) -> None:
+        websocket = self.websocket
+        metrics = self.gateway.metrics
+        try:
+            while True:
+                await self.ready.wait()
+                self.ready.clear()
+                while self.queue:
+                    _, frame = self.queue.popleft()
+                    await asyncio.wait_for(websocket.send(frame), SEND_TIMEOUT)
+                    metrics.frames_out += 1
+                    metrics.bytes_out += len(frame)
+                if self.closing:
+                    return
+        except (ConnectionClosed, TimeoutError):
+            return
+
+    def close(self, reason: GoodbyeReason, text: str) -> None:
+        """Say goodbye and close (after what is queued)."""
+        if self.closing:
+            return
+        self.queue.append((None, self.codec.encode(Goodbye(reason=reason, message=text))))
+        self.closing = True
+        self.ready.set()
+        self.gateway.closing(self, reason.close_code, reason.value)
+
+    # -- what the bus brings ------------------------------------------------------------------------
+
+    def deliver(self, message: object) -> None:
+        """A message published for this session (its own channel or its player's)."""
+        if isinstance(message, ToSession | ToPlayer):
+            inner = message.message
+            if isinstance(inner, Seated):
+                self.send(inner)
+                self.gateway.seated(self, inner)
+                return
+            if isinstance(inner, Unseated):
+                self.send(inner)
+                self.gateway.unseated(self, inner)
+                return
+            if isinstance(inner, Registration):
+                self.gateway.registration(self, inner)
+            self.send(inner)
+        elif isinstance(message, Resync):
+            following = self.following.get(message.table_id)
+            if following is None:
+                return
+            for frame in message.frames:
+                self.send(frame, message.table_id)
+            if message.frames:
+                following.last_seq = max(following.last_seq, getattr(message.frames[-1], "seq", 0))
+            following.waiting = False
+        elif isinstance(message, HelloAnswered):
+            self.hellos_pending.discard(message.tournament_id)
+            if not self.hellos_pending:
+                self.gateway.resume_rest(self)
+
+
+class Gateway:
+    """Sessions, the lobby, and the routes to the coordinators and tables."""
+
+    def __init__(
+        self,
+        store: Store,
+        bus: Bus,
+        clock: Clock,
+        metrics: Metrics,
+        *,
+        tournaments: Callable[[], list[str]],
+        heartbeat_seconds: int = HEARTBEAT_SECONDS,
+    ) -> None:
+        """``tournaments()`` lists the tournaments whose coordinators run (for a player's hello)."""
+        self.store = store
+        self.bus = bus
+        self.clock = clock
+        self.metrics = metrics
+        self.tournaments = tournaments
+        self.heartbeat_seconds = heartbeat_seconds
+        self.sessions: dict[str, Session] = {}
+        self.by_player: dict[str, Session] = {}
+        self.lobby: dict[str, TournamentSummary] = {}
+        self.lobby_sessions: set[Session] = set()
+        self._cache = _FrameCache()
+        self._lobby_subscription = bus.subscribe(LOBBY, self._lobby_update)
+        self.server: Server | None = None
+        self._session_numbers = itertools.count(1)
+
+    # -- serving ----------------------------------------------------------------------------------
+
+    async def start(self, host: str, port: int) -> Server:
+        self.server = await serve(
+            self._handler,
+            host,
+            port,
+            subprotocols=list(SUBPROTOCOLS),  # type: ignore[arg-type]
+            compression=None,
+            max_size=MAX_SIZE,
+            max_queue=32,
+            ping_interval=self.heartbeat_seconds,
+            ping_timeout=self.heartbeat_seconds,
+            process_request=self._http,
+        )
+        return self.server
+
+    async def stop(self) -> None:
+        for session in list(self.sessions.values()):
+            session.close(GoodbyeReason.SHUTDOWN, "the server is stopping")
+        if self.server is not None:
+            await asyncio.sleep(0.05)
+            self.server.close()
+            await self.server.wait_closed()
+        self._lobby_subscription.close()
+
+    def _http(self, connection: ServerConnection, request: HttpRequest) -> Response | None:
+        path = request.path.split("?", 1)[0]
+        if path == "/healthz":
+            return connection.respond(http.HTTPStatus.OK, "ok\n")
+        if path == "/metrics":
+            response = connection.respond(http.HTTPStatus.OK, self.metrics.render())
+            response.headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
+            return response
+        if "upgrade" not in request.headers.get("Connection", "").lower():
+            return connection.respond(
+                http.HTTPStatus.NOT_FOUND, "feltd: WebSocket at /, or GET /healthz, /metrics\n"
+            )
+        return None
+
+    async def _handler(self, websocket: ServerConnection) -> None:
+        if websocket.subprotocol is None:
+            await websocket.close(1002, "offer feltd.msgpack.v1 or feltd.json.v1")
+            return
+        session = Session(self, websocket, codec_for(websocket.subprotocol))
+        self.sessions[session.id] = session
+        self.metrics.connections += 1
+        self.metrics.connections_total += 1
+        writer = asyncio.create_task(session.writer(), name=f"writer {session.id}")
+        try:
+            await self._serve(session)
+        except ConnectionClosed:
+            pass
+        finally:
+            session.closing = True
+            session.ready.set()
+            await asyncio.wait({writer}, timeout=2.0)
+            writer.cancel()
+            self._forget(session)
+            self.metrics.connections -= 1
+
+    async def _serve(self, session: Session) -> None:
+        websocket = session.websocket
+        try:
+            async with asyncio.timeout(HELLO_TIMEOUT):
+                while session.role is None:
+                    frame = await websocket.recv()
+                    self._frame(session, frame, time.perf_counter())
+                    if session.closing:
+                        return
+        except TimeoutError:
+            session.close(GoodbyeReason.HELLO_TIMEOUT, f"send hello within {HELLO_TIMEOUT:g} s")
+            return
+        async for frame in websocket:
+            self._frame(session, frame, time.perf_counter())
+            if session.closing:
+                return
+
+    def closing(self, session: Session, code: int, reason: str) -> None:
+        async def close_after_goodbye() -> None:
+            for _ in range(100):
+                if not session.queue:
+                    break
+                await asyncio.sleep(0.01)
+            await session.websocket.close(code, reason)
+
+        task = asyncio.get_running_loop().create_task(close_after_goodbye())
+        task.add_done_callback(lambda _: None)
+
+    def _forget(self, session: Session) -> None:
+        self.sessions.pop(session.id, None)
+        if session.player is not None and self.by_player.get(session.player) is session:
+            del self.by_player[session.player]
+        for following in session.following.values():
+            following.subscription.close()
+        session.following.clear()
+        for subscription in session.tournaments.values():
+            subscription.close()
+        for subscription in session.subscriptions:
+            subscription.close()
+        self.lobby_sessions.discard(session)
+
+    # -- frames -----------------------------------------------------------------------------------
+
+    def _frame(self, session: Session, frame: bytes | str, received_at: float) -> None:
+        self.metrics.frames_in += 1
+        if not self._rate_ok(session):
+            self._refuse(session, ErrorCode.RATE_LIMITED, "too many messages: at most 20 a second", None)
+            return
+        try:
+            message = session.codec.decode_client(frame)
+        except ProtocolError as error:
+            self._refuse(session, error.code, str(error), error.request_id)
+            return
+        try:
+            self._message(session, message, received_at)
+        except BusError as error:
+            session.send(
+                Error(
+                    code=ErrorCode.SERVER_BUSY,
+                    message=str(error),
+                    request_id=_request_id(message),
+                    fatal=False,
+                )
+            )
+        except Exception:  # a bug: the other sessions and the tables go on
+            log.exception("session %s: %s failed", session.id, type(message).__name__)
+            session.send(
+                Error(
+                    code=ErrorCode.INTERNAL,
+                    message="the server failed on that request; nothing changed",
+                    request_id=_request_id(message),
+                    fatal=False,
+                )
+            )
+
+    def _rate_ok(self, session: Session) -> bool:
+        now = time.monotonic()
+        session.tokens = min(RATE_BURST, session.tokens + (now - session.refilled) * RATE_PER_SECOND)
+        session.refilled = now
+        if session.tokens < 1:
+            return False
+        session.tokens -= 1
+        return True
+
+    def _refuse(self, session: Session, code: ErrorCode, text: str, request_id: str | None) -> None:
+        self.metrics.protocol_errors += 1
+        now = time.monotonic()
+        session.refused.append(now)
+        while session.refused and session.refused[0] < now - REFUSED_WINDOW:
+            session.refused.popleft()
+        fatal = session.role is None and code is not ErrorCode.RATE_LIMITED
+        session.send(Error(code=code, message=text, request_id=request_id, fatal=fatal))
+        if fatal:
+            session.close(GoodbyeReason.FATAL_ERROR, text)
+        elif len(session.refused) >= MAX_REFUSED:
+            session.close(GoodbyeReason.TOO_MANY_ERRORS, f"{MAX_REFUSED} refused frames in a minute")
+
+    def _message(self, session: Session, message: ClientMessage, received_at: float) -> None:
+        if isinstance(message, Ping):
+            session.send(Pong(nonce=message.nonce, server_time_ms=milliseconds(self.clock.now())))
+            return
+        if isinstance(message, Hello):
+            if session.role is not None:
+                self._refuse(
+                    session, ErrorCode.ALREADY_AUTHENTICATED, "this connection is logged in already", None
+                )
+                return
+            task = asyncio.get_running_loop().create_task(self._hello(session, message))
+            session.role = Role.OBSERVER  # provisional: nothing else is read until hello is answered
+            task.add_done_callback(lambda _: None)
+            return
+        if session.role is None:
+            self._refuse(session, ErrorCode.NOT_AUTHENTICATED, "send hello first", _request_id(message))
+            return
+        request_id = _request_id(message)
+        if isinstance(message, LobbySubscribe):
+            self.lobby_sessions.add(session)
+            session.send(
+                Lobby(tournaments=sorted(self.lobby.values(), key=lambda t: (t.start_ms, t.tournament_id)))
+            )
+            self._ack(session, request_id)
+        elif isinstance(message, LobbyUnsubscribe):
+            self.lobby_sessions.discard(session)
+            self._ack(session, request_id)
+        elif isinstance(message, TournamentSubscribe):
+            if not self.bus.has_inbox(tournament_inbox(message.tournament_id)):
+                self._not_found(session, f"no tournament {message.tournament_id!r}", request_id)
+                return
+            self._subscribe_tournament(session, message.tournament_id)
+            self.bus.send(
+                tournament_inbox(message.tournament_id), Request(session.caller, message, received_at)
+            )
+        elif isinstance(message, TournamentUnsubscribe):
+            subscription = session.tournaments.pop(message.tournament_id, None)
+            if subscription is not None:
+                subscription.close()
+            self._ack(session, request_id)
+        elif isinstance(message, Register | Unregister | Rebuy | DeclineRebuy | AddOn | SitOut | SitIn):
+            address = tournament_inbox(message.tournament_id)
+            if not self.bus.has_inbox(address):
+                self._not_found(session, f"no tournament {message.tournament_id!r}", request_id)
+                return
+            self.bus.send(address, Request(session.caller, message, received_at))
+        elif isinstance(message, Act | TimeBank | Chat):
+            address = table_inbox(message.table_id)
+            if not self.bus.has_inbox(address):
+                self._not_found(session, f"no table {message.table_id}", request_id)
+                return
+            self.bus.send(address, Request(session.caller, message, received_at))
+        elif isinstance(message, TableJoin):
+            self._join(session, message)
+        elif isinstance(message, TableLeave):
+            following = session.following.pop(message.table_id, None)
+            if following is not None:
+                following.subscription.close()
+            self._ack(session, request_id)
+
+    def _ack(self, session: Session, request_id: str | None) -> None:
+        if request_id is not None:
+            session.send(Ack(request_id=request_id))
+
+    def _not_found(self, session: Session, text: str, request_id: str | None) -> None:
+        session.send(Error(code=ErrorCode.NOT_FOUND, message=text, request_id=request_id, fatal=False))
+
+    # -- hello ------------------------------------------------------------------------------------
+
+    async def _hello(self, session: Session, hello: Hello) -> None:
+        if hello.protocol != PROTOCOL_VERSION:
+            session.role = None
+            self._refuse(
+                session,
+                ErrorCode.UNSUPPORTED_VERSION,
+                f"this server speaks protocol {PROTOCOL_VERSION}",
+                None,
+            )
+            return
+        player: Player | None = None
+        operator: Operator | None = None
+        if hello.token is not None:
+            try:
+                player = await self.store.players.authenticate(hello.token)
+                if player is None:
+                    operator = await self.store.players.authenticate_operator(hello.token)
+            except StoreError as error:
+                session.role = None
+                log.error("hello: the store did not answer: %s", error)
+                self._refuse(
+                    session, ErrorCode.SERVER_BUSY, "the server cannot check tokens now; try again", None
+                )
+                return
+            if player is None and operator is None:
+                session.role = None
+                self._refuse(session, ErrorCode.BAD_TOKEN, "that token names no player or operator", None)
+                return
+        if session.closing:
+            return
+        if player is not None:
+            session.role = Role.PLAYER
+            session.player = player.name
+            old = self.by_player.get(player.name)
+            if old is not None and old is not session:
+                old.close(GoodbyeReason.TAKEN_OVER, "you logged in on another connection")
+                self._forget(old)
+            self.by_player[player.name] = session
+        elif operator is not None:
+            session.role = Role.OPERATOR
+            session.operator = operator.name
+        else:
+            session.role = Role.OBSERVER
+        session.subscriptions.append(self.bus.subscribe(session_channel(session.id), session.deliver))
+        session.send(
+            Welcome(
+                protocol=PROTOCOL_VERSION,
+                session_id=session.id,
+                player=session.player,
+                role=session.role,
+                server_time_ms=milliseconds(self.clock.now()),
+                heartbeat_seconds=self.heartbeat_seconds,
+            )
+        )
+        session.resume = {entry.table_id: entry.last_seq for entry in hello.resume}
+        if session.player is None:
+            self.resume_rest(session)
+            return
+        session.subscriptions.append(self.bus.subscribe(player_channel(session.player), session.deliver))
+        try:
+            cents = await self.store.ledger.balance(f"player:{session.player}")
+        except StoreError:
+            cents = 0
+        session.send(Balance(cents=max(0, cents)))
+        tournaments = self.tournaments()
+        session.hellos_pending = set(tournaments)
+        for tournament_id in tournaments:
+            try:
+                self.bus.send(tournament_inbox(tournament_id), PlayerHello(session.caller))
+            except BusError:
+                session.hellos_pending.discard(tournament_id)
+        if not session.hellos_pending:
+            self.resume_rest(session)
+
+    def resume_rest(self, session: Session) -> None:
+        """After hello: follow the tables listed in ``resume`` the player does not sit at."""
+        resume, session.resume = session.resume, {}
+        for table_id, last_seq in resume.items():
+            if table_id in session.following:
+                continue
+            self._follow(session, table_id, None, last_seq, own=False)
+
+    # -- tables -----------------------------------------------------------------------------------
+
+    def _join(self, session: Session, join: TableJoin) -> None:
+        table_id = join.table_id
+        if not self.bus.has_inbox(table_inbox(table_id)):
+            self._not_found(session, f"no table {table_id}", join.request_id)
+            return
+        following = session.following.get(table_id)
+        if following is not None:  # again: resume from last_seq (or a snapshot)
+            following.waiting = True
+            self.request_follow(session, table_id, following, join.last_seq, join.request_id)
+            return
+        if len(session.following) >= MAX_TABLES_FOLLOWED:
+            session.send(
+                Error(
+                    code=ErrorCode.NOT_AVAILABLE,
+                    message=f"at most {MAX_TABLES_FOLLOWED} tables at once",
+                    request_id=join.request_id,
+                    fatal=False,
+                )
+            )
+            return
+        self._follow(session, table_id, None, join.last_seq, own=False, request_id=join.request_id)
+
+    def _follow(
+        self,
+        session: Session,
+        table_id: int,
+        seat: int | None,
+        last_seq: int | None,
+        *,
+        own: bool,
+        request_id: str | None = None,
+    ) -> None:
+        old = session.following.pop(table_id, None)
+        if old is not None:
+            old.subscription.close()
+        if seat is not None:
+            audience = views.Audience.seat(seat)
+        elif session.role is Role.OPERATOR:
+            audience = views.Audience.operators
+        else:
+            audience = views.Audience.rail
+
+        def listener(message: object) -> None:
+            self._table_message(session, table_id, message)
+
+        subscription = self.bus.subscribe(table_channel(table_id), listener)
+        following = _Following(subscription, audience, own=own)
+        session.following[table_id] = following
+        self.request_follow(session, table_id, following, last_seq, request_id)
+
+    def request_follow(
+        self,
+        session: Session,
+        table_id: int,
+        following: _Following,
+        last_seq: int | None,
+        request_id: str | None = None,
+    ) -> None:
+        audience = following.audience
+        seat = audience.seat_number if audience.viewer is views.Viewer.SEAT else None
+        follow = Follow(session.caller, last_seq, seat, audience.viewer is views.Viewer.OPERATORS, request_id)
+        try:
+            self.bus.send(table_inbox(table_id), follow)
+        except BusError as error:
+            session.send(
+                Error(code=ErrorCode.NOT_FOUND, message=str(error), request_id=request_id, fatal=False)
+            )
+
+    def _table_message(self, session: Session, table_id: int, message: object) -> None:
+        following = session.following.get(table_id)
+        if following is None or following.waiting:
+            return
+        if isinstance(message, TableFrames):
+            if message.seq <= following.last_seq:
+                return
+            following.last_seq = message.seq
+            copy = message.views.for_audience(following.audience)
+            cache = self._cache
+            if cache.message is not message:
+                cache.message = message
+                cache.encoded.clear()
+            key = (session.codec.subprotocol, id(copy))
+            frame = cache.encoded.get(key)
+            if frame is None:
+                frame = cache.encoded[key] = session.codec.encode(copy)
+            session.enqueue(frame, table_id)
+        elif isinstance(message, ToSession):
+            session.send(message.message, table_id)
+
+    def seated(self, session: Session, seated: Seated) -> None:
+        """The player's seat: follow that table as its seat (and stop following the one they left)."""
+        for table_id, following in list(session.following.items()):
+            if following.own and table_id != seated.table_id:
+                following.subscription.close()
+                del session.following[table_id]
+        self._subscribe_tournament(session, seated.tournament_id)
+        last_seq = session.resume.pop(seated.table_id, None)
+        self._follow(session, seated.table_id, seated.seat, last_seq, own=True)
+
+    def unseated(self, session: Session, unseated: Unseated) -> None:
+        following = session.following.get(unseated.table_id)
+        if following is not None and following.own:
+            following.subscription.close()
+            del session.following[unseated.table_id]
+
+    def registration(self, session: Session, registration: Registration) -> None:
+        if registration.status in (
+            RegistrationStatus.REGISTERED,
+            RegistrationStatus.WAITING,
+            RegistrationStatus.PLAYING,
+        ):
+            self._subscribe_tournament(session, registration.tournament_id)
+
+    def _subscribe_tournament(self, session: Session, tournament_id: str) -> None:
+        if tournament_id in session.tournaments:
+            return
+
+        def listener(message: object) -> None:
+            if isinstance(message, ToSession):
+                session.send(message.message)
+
+        session.tournaments[tournament_id] = self.bus.subscribe(tournament_channel(tournament_id), listener)
+
+    # -- the lobby --------------------------------------------------------------------------------
+
+    def _lobby_update(self, message: object) -> None:
+        if not isinstance(message, LobbyUpdate):
+            return
+        self.lobby[message.tournament.tournament_id] = message.tournament
+        encoded: dict[str, bytes | str] = {}
+        for session in self.lobby_sessions:
+            frame = encoded.get(session.codec.subprotocol)
+            if frame is None:
+                frame = encoded[session.codec.subprotocol] = session.codec.encode(message)
+            session.enqueue(frame)
+
+
+def _request_id(message: ClientMessage) -> str | None:
+    if isinstance(message, Act):
+        return message.action_id
+    value = getattr(message, "request_id", None)
+    return value if isinstance(value, str) else None
+
+
+__all__ = ["Gateway", "Session"]
