@@ -195,6 +195,10 @@ class Coordinator:
         self.stopping = False
         self._rebuying: set[str] = set()  # busted players offered a rebuy: seated again if they buy
 
+    def publish_lobby(self) -> None:
+        """Tell the lobby about this tournament as it is now."""
+        self.bus.publish(LOBBY, LobbyUpdate(tournament=announcements.summary(self.director, self.name)))
+
     # -- the loop ---------------------------------------------------------------------------------
 
     async def run(self) -> None:

@@ -35,6 +35,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request as HttpRequest
 from websockets.http11 import Response
 
+from engine.tournament.transfers import player_account
 from protocol import PROTOCOL_VERSION
 from protocol.client_messages import (
     Act,
@@ -349,11 +350,14 @@ class Gateway:
 
     async def _serve(self, session: Session) -> None:
         websocket = session.websocket
+        session.subscriptions.append(self.bus.subscribe(session_channel(session.id), session.deliver))
         try:
             async with asyncio.timeout(HELLO_TIMEOUT):
                 while session.role is None:
                     frame = await websocket.recv()
-                    self._frame(session, frame, time.perf_counter())
+                    hello = self._frame(session, frame, time.perf_counter())
+                    if hello is not None:
+                        await self._hello(session, hello)  # nothing else is read until it is answered
                     if session.closing:
                         return
         except TimeoutError:
@@ -390,16 +394,19 @@ class Gateway:
 
     # -- frames -----------------------------------------------------------------------------------
 
-    def _frame(self, session: Session, frame: bytes | str, received_at: float) -> None:
+    def _frame(self, session: Session, frame: bytes | str, received_at: float) -> Hello | None:
+        """Read one frame; a ``hello`` before the login is returned for the caller to await."""
         self.metrics.frames_in += 1
         if not self._rate_ok(session):
             self._refuse(session, ErrorCode.RATE_LIMITED, "too many messages: at most 20 a second", None)
-            return
+            return None
         try:
             message = session.codec.decode_client(frame)
         except ProtocolError as error:
             self._refuse(session, error.code, str(error), error.request_id)
-            return
+            return None
+        if isinstance(message, Hello) and session.role is None:
+            return message
         try:
             self._message(session, message, received_at)
         except BusError as error:
@@ -421,6 +428,7 @@ class Gateway:
                     fatal=False,
                 )
             )
+        return None
 
     def _rate_ok(self, session: Session) -> bool:
         now = time.monotonic()
@@ -449,14 +457,9 @@ class Gateway:
             session.send(Pong(nonce=message.nonce, server_time_ms=milliseconds(self.clock.now())))
             return
         if isinstance(message, Hello):
-            if session.role is not None:
-                self._refuse(
-                    session, ErrorCode.ALREADY_AUTHENTICATED, "this connection is logged in already", None
-                )
-                return
-            task = asyncio.get_running_loop().create_task(self._hello(session, message))
-            session.role = Role.OBSERVER  # provisional: nothing else is read until hello is answered
-            task.add_done_callback(lambda _: None)
+            self._refuse(
+                session, ErrorCode.ALREADY_AUTHENTICATED, "this connection is logged in already", None
+            )
             return
         if session.role is None:
             self._refuse(session, ErrorCode.NOT_AUTHENTICATED, "send hello first", _request_id(message))
@@ -515,7 +518,6 @@ class Gateway:
 
     async def _hello(self, session: Session, hello: Hello) -> None:
         if hello.protocol != PROTOCOL_VERSION:
-            session.role = None
             self._refuse(
                 session,
                 ErrorCode.UNSUPPORTED_VERSION,
@@ -531,32 +533,30 @@ class Gateway:
                 if player is None:
                     operator = await self.store.players.authenticate_operator(hello.token)
             except StoreError as error:
-                session.role = None
                 log.error("hello: the store did not answer: %s", error)
                 self._refuse(
                     session, ErrorCode.SERVER_BUSY, "the server cannot check tokens now; try again", None
                 )
                 return
             if player is None and operator is None:
-                session.role = None
                 self._refuse(session, ErrorCode.BAD_TOKEN, "that token names no player or operator", None)
                 return
         if session.closing:
             return
         if player is not None:
+            # a player is named by their id everywhere: on the wire, at the tables, in the ledger
             session.role = Role.PLAYER
-            session.player = player.name
-            old = self.by_player.get(player.name)
+            session.player = player.id
+            old = self.by_player.get(player.id)
             if old is not None and old is not session:
                 old.close(GoodbyeReason.TAKEN_OVER, "you logged in on another connection")
                 self._forget(old)
-            self.by_player[player.name] = session
+            self.by_player[player.id] = session
         elif operator is not None:
             session.role = Role.OPERATOR
             session.operator = operator.name
         else:
             session.role = Role.OBSERVER
-        session.subscriptions.append(self.bus.subscribe(session_channel(session.id), session.deliver))
         session.send(
             Welcome(
                 protocol=PROTOCOL_VERSION,
@@ -573,7 +573,7 @@ class Gateway:
             return
         session.subscriptions.append(self.bus.subscribe(player_channel(session.player), session.deliver))
         try:
-            cents = await self.store.ledger.balance(f"player:{session.player}")
+            cents = await self.store.ledger.balance(player_account(session.player))
         except StoreError:
             cents = 0
         session.send(Balance(cents=max(0, cents)))

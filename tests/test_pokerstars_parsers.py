@@ -162,9 +162,7 @@ def play_tournament(spec: Spec, seed: int) -> list[Played]:
     """One table from ``spec.players`` players to one winner; each bust ranked (ELIM-1: the larger
     starting stack finishes higher) and paid ``spec.prizes``."""
     rng = random.Random(seed)
-    table = Table(
-        TableSettings(size=spec.size, first_button=FirstButton.DRAW, limit=spec.limit), table_id=1
-    )
+    table = Table(TableSettings(size=spec.size, first_button=FirstButton.DRAW, limit=spec.limit), table_id=1)
     for index, seat in enumerate(sorted(rng.sample(range(1, spec.size + 1), spec.players)), start=1):
         table.seat_player(seat, f"t{spec.seed}p{index}", spec.stack)
     table.draw_button(rng)

@@ -54,7 +54,9 @@ async def _run(args: argparse.Namespace) -> int:
     async with open_chosen_store(database_choice(args)) as store:
         try:
             if args.action == "add":
-                created = await store.players.add(args.name)
+                # the id is the name: the server names players by their id, on the wire and in
+                # the ledger (player:<id>), so a readable id keeps tables and accounts readable
+                created = await store.players.add(args.name, player_id=args.name)
                 player = created.player
                 print(f"player {player.id} {player.name!r} created {player.created_at.isoformat()}")
                 print(f"token: {created.token}")

@@ -22,6 +22,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("bench store", "server.cli.bench_store"),
     ("admin player", "server.cli.admin_player"),
     ("admin ledger", "server.cli.admin_ledger"),
+    ("admin tournament", "server.cli.admin_tournament"),
 )
 
 GROUP_HELP = {

@@ -1,17 +1,63 @@
-"""`feltd serve`: Run the server (WebSocket game and operator protocols)."""
+"""`feltd serve`: the game server: players, observers and operators over WebSockets."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 
-HELP = "Run the server (WebSocket game and operator protocols)."
+from server.cli.arguments import positive
+
+HELP = "Run the server: the WebSocket game protocol, GET /healthz and /metrics, on one port."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of `feltd serve`; heavy imports belong in ``run`` so `--help` stays fast."""
+    from server.store.options import add_store_arguments
+
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=positive, default=8765, help="port to listen on")
+    parser.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        metavar="X",
+        help="run the tournament clock X times faster than real time (demos and tests)",
+    )
+    add_store_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    print("feltd serve: not implemented yet", file=sys.stderr)
-    return 2
+    import asyncio
+
+    from server.cli.exits import CommandError
+
+    if not args.speed > 0:
+        raise CommandError(f"--speed must be > 0, got {args.speed}")
+    return asyncio.run(_run(args))
+
+
+async def _run(args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+    import signal
+
+    from server.app import FeltServer
+    from server.clock import RealClock, ScaledClock
+    from server.store.options import database_choice, open_chosen_store
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    async with open_chosen_store(database_choice(args)) as store:
+        clock = RealClock() if args.speed == 1.0 else ScaledClock(args.speed)
+        server = FeltServer(store, clock=clock)
+        await server.start(args.host, args.port)
+        print(
+            f"feltd serving on {server.url} (health: http://{server.host}:{server.port}/healthz)", flush=True
+        )
+        print(f"tournaments loaded: {', '.join(sorted(server.coordinators)) or 'none yet'}", flush=True)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        await stop.wait()
+        print("feltd: stopping", flush=True)
+        await server.stop()
+    return 0

@@ -1,0 +1,161 @@
+"""``feltd serve`` in one object: the store, the bus, the gateway, a coordinator per tournament.
+
+``FeltServer.start`` loads the tournaments the store lists as announced or registering, opens
+their registration and starts a coordinator for each (it starts play at the scheduled time), and
+keeps looking for new ones (``feltd admin tournament create`` writes them while the server runs)
+every ``poll_seconds``. ``stop`` says goodbye to every connection and stops the coordinators.
+Everything waits on the injected ``Clock``: a test runs a tournament at many times real speed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import Callable
+from functools import partial
+
+from engine.tournament.config import ConfigError, parse_config
+from server.bus import BusError, LocalBus
+from server.clock import Clock, RealClock
+from server.coordinator import Coordinator, Stop
+from server.gateway import Gateway
+from server.messages import tournament_inbox
+from server.metrics import Metrics
+from server.store.connection import Store
+from server.store.errors import StoreError
+from server.store.tournaments import Tournament, TournamentStatus
+
+log = logging.getLogger("feltd.server")
+
+POLL_SECONDS = 2.0
+
+
+class FeltServer:
+    """One feltd server process (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Clock | None = None,
+        poll_seconds: float = POLL_SECONDS,
+        director_rng: Callable[[str], random.Random | None] | None = None,
+        table_rng: Callable[[int], random.Random | None] | None = None,
+        hand_gap: float | None = None,
+        heartbeat_seconds: int = 20,
+    ) -> None:
+        """``director_rng(tournament_id)`` and ``table_rng(table_id)`` give seeded generators in
+        tests (``None``, the default: the OS CSPRNG); ``hand_gap`` overrides the pause between
+        hands (clock seconds)."""
+        self.store = store
+        self.clock: Clock = clock if clock is not None else RealClock()
+        self.bus = LocalBus()
+        self.metrics = Metrics()
+        self.poll_seconds = poll_seconds
+        self.director_rng = director_rng
+        self.table_rng = table_rng
+        self.hand_gap = hand_gap
+        self.coordinators: dict[str, Coordinator] = {}
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.gateway = Gateway(
+            store,
+            self.bus,
+            self.clock,
+            self.metrics,
+            tournaments=lambda: sorted(self.coordinators),
+            heartbeat_seconds=heartbeat_seconds,
+        )
+        self._poller: asyncio.Task[None] | None = None
+        self.host = ""
+        self.port = 0
+
+    async def start(self, host: str = "127.0.0.1", port: int = 8765) -> None:
+        await self.load()
+        server = await self.gateway.start(host, port)
+        sockets = list(server.sockets)
+        self.host, self.port = sockets[0].getsockname()[:2] if sockets else (host, port)
+        self._poller = asyncio.create_task(self._poll(), name="tournament poller")
+
+    @property
+    def url(self) -> str:
+        return f"ws://{self.host}:{self.port}/"
+
+    async def _poll(self) -> None:
+        while True:
+            await asyncio.sleep(self.poll_seconds)
+            try:
+                await self.load()
+            except StoreError as error:
+                log.warning("looking for new tournaments failed: %s", error)
+
+    async def load(self) -> list[str]:
+        """Start a coordinator for every announced or registering tournament not yet running here;
+        returns the ids started."""
+        started = []
+        for record in await self.store.tournaments.all():
+            if record.id in self.coordinators:
+                continue
+            if record.status in (TournamentStatus.ANNOUNCED, TournamentStatus.REGISTERING):
+                if await self._start(record):
+                    started.append(record.id)
+            elif record.status is TournamentStatus.RUNNING:
+                log.warning("tournament %s is running with no coordinator (a crash?): not resumed", record.id)
+        self.metrics.tournaments = len(self.coordinators)
+        return started
+
+    async def _start(self, record: Tournament) -> bool:
+        try:
+            config = parse_config(record.config_toml)
+        except ConfigError as error:
+            log.error("tournament %s: its configuration is refused: %s", record.id, error)
+            return False
+        if record.status is TournamentStatus.ANNOUNCED:
+            await self.store.tournaments.set_status(record.id, TournamentStatus.REGISTERING)
+        start_at = record.starts_at.timestamp() if record.starts_at is not None else self.clock.now()
+        coordinator = Coordinator(
+            config,
+            name=record.name,
+            number=record.number,
+            start_at=start_at,
+            store=self.store,
+            bus=self.bus,
+            clock=self.clock,
+            metrics=self.metrics,
+            rng=None if self.director_rng is None else self.director_rng(record.id),
+            table_rng=self.table_rng,
+            hand_gap=self.hand_gap,
+        )
+        self.coordinators[record.id] = coordinator
+        coordinator.publish_lobby()
+        task = asyncio.create_task(coordinator.run(), name=f"tournament {record.id}")
+        self.tasks[record.id] = task
+        task.add_done_callback(partial(self._ended, record.id))
+        log.info("tournament %s (%s) loaded, starts at %s", record.id, record.name, start_at)
+        return True
+
+    def _ended(self, tournament_id: str, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            log.error("tournament %s stopped: %r", tournament_id, task.exception())
+
+    async def stop(self) -> None:
+        if self._poller is not None:
+            self._poller.cancel()
+        await self.gateway.stop()
+        for tournament_id, coordinator in self.coordinators.items():
+            if not coordinator.finished.is_set():
+                with contextlib.suppress(BusError):  # a full inbox: the task is cancelled below
+                    self.bus.send(tournament_inbox(tournament_id), Stop())
+        for task in self.tasks.values():
+            if not task.done():
+                try:
+                    await asyncio.wait_for(asyncio.shield(task), 5.0)
+                except TimeoutError:
+                    task.cancel()
+        for coordinator in self.coordinators.values():
+            await coordinator.close()
+
+    async def wait_finished(self, tournament_id: str) -> None:
+        """Until the tournament is over (finished or cancelled)."""
+        await self.coordinators[tournament_id].finished.wait()
