@@ -20,7 +20,7 @@ from engine.tournament.config import ConfigError, parse_config
 from server.bus import BusError, LocalBus
 from server.clock import Clock, RealClock
 from server.coordinator import Coordinator, Stop
-from server.gateway import Gateway
+from server.gateway import RATE_PER_SECOND, Gateway
 from server.messages import tournament_inbox
 from server.metrics import Metrics
 from server.store.connection import Store
@@ -45,6 +45,7 @@ class FeltServer:
         table_rng: Callable[[int], random.Random | None] | None = None,
         hand_gap: float | None = None,
         heartbeat_seconds: int = 20,
+        journal: bool = False,
     ) -> None:
         """``director_rng(tournament_id)`` and ``table_rng(table_id)`` give seeded generators in
         tests (``None``, the default: the OS CSPRNG); ``hand_gap`` overrides the pause between
@@ -57,6 +58,7 @@ class FeltServer:
         self.director_rng = director_rng
         self.table_rng = table_rng
         self.hand_gap = hand_gap
+        self.journal = journal  # coordinators note every director input (tests replay them)
         self.coordinators: dict[str, Coordinator] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.gateway = Gateway(
@@ -66,6 +68,8 @@ class FeltServer:
             self.metrics,
             tournaments=lambda: sorted(self.coordinators),
             heartbeat_seconds=heartbeat_seconds,
+            # the rate limit is per second of the game's clock: faster clock, faster players
+            rate_per_second=RATE_PER_SECOND * max(1.0, getattr(self.clock, "speed", 1.0)),
         )
         self._poller: asyncio.Task[None] | None = None
         self.host = ""
@@ -126,6 +130,7 @@ class FeltServer:
             rng=None if self.director_rng is None else self.director_rng(record.id),
             table_rng=self.table_rng,
             hand_gap=self.hand_gap,
+            journal=self.journal,
         )
         self.coordinators[record.id] = coordinator
         coordinator.publish_lobby()

@@ -165,6 +165,7 @@ class Coordinator:
         rng: random.Random | None = None,
         table_rng: Callable[[int], random.Random | None] | None = None,
         hand_gap: float | None = None,
+        journal: bool = False,
     ) -> None:
         """``number`` is the tournament's number in the store: its tables are numbered from
         ``number * 1_000_000``; ``rng`` decides seats and draws (the OS CSPRNG by default),
@@ -194,6 +195,8 @@ class Coordinator:
         self.finished = asyncio.Event()
         self.stopping = False
         self._rebuying: set[str] = set()  # busted players offered a rebuy: seated again if they buy
+        # Every director input, in order, when asked for: replayed, it must make the same tournament.
+        self.journal: list[tuple[str, tuple[object, ...], dict[str, object]]] | None = [] if journal else None
 
     def publish_lobby(self) -> None:
         """Tell the lobby about this tournament as it is now."""
@@ -219,7 +222,8 @@ class Coordinator:
                 if message is not None:
                     await self._handle(message, now)
                 if wake is not None and self.clock.now() >= wake:
-                    await self._dispatch(self.director.tick(self.clock.now()), self.clock.now())
+                    at = self.clock.now()
+                    await self._dispatch(self._input("tick", at), at)
         finally:
             self.finished.set()
             self.bus.close_inbox(self.inbox.address)
@@ -233,11 +237,20 @@ class Coordinator:
             await self._request(message, now)
         elif isinstance(message, PlayerAway):
             if self.director.table_of(message.player) is not None:
-                await self._dispatch(self.director.sit_out(message.player, message.away), now)
+                await self._dispatch(self._input("sit_out", message.player, message.away), now)
         elif isinstance(message, PlayerHello):
             self._hello(message.caller)
         elif isinstance(message, Stop):
             self.stopping = True
+
+    def _input(self, method: str, *args: object, **kwargs: object) -> list[d.Command]:
+        """Give the director an input (``director.<method>(*args)``), noting it in the journal
+        when one is kept: the same inputs replayed on a director with the same generator make the
+        same tournament (the server's tests check it)."""
+        commands: list[d.Command] = getattr(self.director, method)(*args, **kwargs)
+        if self.journal is not None:
+            self.journal.append((method, args, kwargs))
+        return commands
 
     # -- requests ---------------------------------------------------------------------------------
 
@@ -277,15 +290,15 @@ class Coordinator:
             return
         try:
             if isinstance(message, Register):
-                await self._buy(player, now, self.director.preview_register, self.director.register)
+                await self._buy(player, now, self.director.preview_register, "register")
             elif isinstance(message, Rebuy):
-                await self._buy(player, now, self.director.preview_rebuy, self.director.rebuy)
+                await self._buy(player, now, self.director.preview_rebuy, "rebuy")
             elif isinstance(message, AddOn):
-                await self._buy(player, now, self.director.preview_add_on, self.director.add_on)
+                await self._buy(player, now, self.director.preview_add_on, "add_on")
             elif isinstance(message, Unregister):
-                await self._dispatch(self.director.unregister(player, now), now)
+                await self._dispatch(self._input("unregister", player, now), now)
             else:
-                await self._dispatch(self.director.decline_rebuy(player, now), now)
+                await self._dispatch(self._input("decline_rebuy", player, now), now)
         except (RegistrationError, d.DirectorError, LedgerInsufficientFunds) as error:
             self._remember(key, self._refuse(caller, error, message.request_id))
             return
@@ -303,13 +316,15 @@ class Coordinator:
         player: str,
         now: float,
         preview: Callable[[str, float, int], tuple[Transfer, ...]],
-        buy: Callable[[str, float, int], list[d.Command]],
+        buy: str,
     ) -> None:
-        """Post the purchase's money first (refused: nothing happened), then record it."""
+        """Post the purchase's money first (refused: nothing happened), then record it (the
+        director's ``buy`` method)."""
         balance = await self.store.ledger.balance(player_account(player))
         transfers = preview(player, now, balance)
         await self.store.ledger_writer.post(transfers)  # raises InsufficientFunds if spent meanwhile
-        await self._dispatch(buy(player, now, balance), now, posted={t.idempotency_key for t in transfers})
+        commands = self._input(buy, player, now, balance)
+        await self._dispatch(commands, now, posted={t.idempotency_key for t in transfers})
         await self._balances([player])
 
     async def _sit(
@@ -327,7 +342,7 @@ class Coordinator:
                 ),
             )
             return
-        await self._dispatch(self.director.sit_out(player, away), now)
+        await self._dispatch(self._input("sit_out", player, away), now)
         self._send(table_inbox(table_id), request)  # the table marks the seat and acknowledges
 
     def _hello(self, caller: Caller) -> None:
@@ -376,8 +391,12 @@ class Coordinator:
 
     async def _hand_done(self, done: HandDone, now: float) -> None:
         try:
-            commands = self.director.hand_ended(
-                done.table_id, dict(done.finishing_stacks), now, banks_spent=dict(done.banks_spent)
+            commands = self._input(
+                "hand_ended",
+                done.table_id,
+                dict(done.finishing_stacks),
+                now,
+                banks_spent=dict(done.banks_spent),
             )
         except d.DirectorError as error:
             log.error(

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import http
-import itertools
 import logging
 import secrets
 import time
@@ -111,7 +110,6 @@ RESYNC_WINDOW = 60.0
 HELLO_TIMEOUT = 10.0
 HEARTBEAT_SECONDS = 20
 RATE_PER_SECOND = 20.0
-RATE_BURST = 40.0
 MAX_REFUSED = 10  # refused frames in REFUSED_WINDOW seconds close the connection
 REFUSED_WINDOW = 60.0
 MAX_TABLES_FOLLOWED = 16
@@ -156,9 +154,11 @@ class Session:
         self.lobby = False
         self.resume: dict[int, int] = {}
         self.hellos_pending: set[str] = set()
+        self.close_code = 1000
+        self.close_reason = ""
         self.resyncs: deque[float] = deque()
         self.refused: deque[float] = deque()
-        self.tokens = RATE_BURST
+        self.tokens = 2 * gateway.rate_per_second  # a full burst to start with
         self.refilled = time.monotonic()
         self.closing = False
 
@@ -223,8 +223,9 @@ class Session:
             return
         self.queue.append((None, self.codec.encode(Goodbye(reason=reason, message=text))))
         self.closing = True
+        self.close_code, self.close_reason = reason.close_code, reason.value
         self.ready.set()
-        self.gateway.closing(self, reason.close_code, reason.value)
+        self.gateway.closing(self)
 
     # -- what the bus brings ------------------------------------------------------------------------
 
@@ -270,8 +271,10 @@ class Gateway:
         *,
         tournaments: Callable[[], list[str]],
         heartbeat_seconds: int = HEARTBEAT_SECONDS,
+        rate_per_second: float = RATE_PER_SECOND,
     ) -> None:
-        """``tournaments()`` lists the tournaments whose coordinators run (for a player's hello)."""
+        """``tournaments()`` lists the tournaments whose coordinators run (for a player's hello);
+        ``rate_per_second``: frames a connection may send a second (bursts of twice as many)."""
         self.store = store
         self.bus = bus
         self.clock = clock
@@ -285,7 +288,8 @@ class Gateway:
         self._cache = _FrameCache()
         self._lobby_subscription = bus.subscribe(LOBBY, self._lobby_update)
         self.server: Server | None = None
-        self._session_numbers = itertools.count(1)
+        self._closers: set[asyncio.Task[None]] = set()
+        self.rate_per_second = rate_per_second
 
     # -- serving ----------------------------------------------------------------------------------
 
@@ -368,16 +372,22 @@ class Gateway:
             if session.closing:
                 return
 
-    def closing(self, session: Session, code: int, reason: str) -> None:
+    def closing(self, session: Session) -> None:
+        """``session`` said goodbye: its handler closes it once the goodbye has left (or, for a
+        session another login took over, right here, its reader being elsewhere)."""
+        if session.id not in self.sessions:
+            return
+
         async def close_after_goodbye() -> None:
             for _ in range(100):
                 if not session.queue:
                     break
                 await asyncio.sleep(0.01)
-            await session.websocket.close(code, reason)
+            await session.websocket.close(session.close_code, session.close_reason)
 
         task = asyncio.get_running_loop().create_task(close_after_goodbye())
-        task.add_done_callback(lambda _: None)
+        self._closers.add(task)
+        task.add_done_callback(self._closers.discard)
 
     def _forget(self, session: Session) -> None:
         self.sessions.pop(session.id, None)
@@ -398,7 +408,8 @@ class Gateway:
         """Read one frame; a ``hello`` before the login is returned for the caller to await."""
         self.metrics.frames_in += 1
         if not self._rate_ok(session):
-            self._refuse(session, ErrorCode.RATE_LIMITED, "too many messages: at most 20 a second", None)
+            limit = f"at most {self.rate_per_second:g} a second"
+            self._refuse(session, ErrorCode.RATE_LIMITED, f"too many messages: {limit}", None)
             return None
         try:
             message = session.codec.decode_client(frame)
@@ -432,7 +443,8 @@ class Gateway:
 
     def _rate_ok(self, session: Session) -> bool:
         now = time.monotonic()
-        session.tokens = min(RATE_BURST, session.tokens + (now - session.refilled) * RATE_PER_SECOND)
+        rate = self.rate_per_second
+        session.tokens = min(2 * rate, session.tokens + (now - session.refilled) * rate)
         session.refilled = now
         if session.tokens < 1:
             return False
