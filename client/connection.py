@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import websockets
 from websockets.asyncio.client import ClientConnection
+from websockets.typing import Subprotocol
 
 from protocol import PROTOCOL_VERSION
 from protocol.client_messages import ClientMessage, Hello, Resume
@@ -62,9 +63,9 @@ class Connection:
         the last ``seq`` received there. Raises ``LoginRefused`` when the server says no."""
         self._ws = await websockets.connect(
             self.url,
-            subprotocols=[self.subprotocol],
+            subprotocols=[Subprotocol(self.subprotocol)],
             compression=None,
-            open_timeout=self.open_timeout,  # type: ignore[list-item]
+            open_timeout=self.open_timeout,
         )
         tables = [Resume(table_id=t, last_seq=s) for t, s in sorted(self.last_seq.items())] if resume else []
         await self.send(
