@@ -324,8 +324,8 @@ class Coordinator:
         transfers = preview(player, now, balance)
         await self.store.ledger_writer.post(transfers)  # raises InsufficientFunds if spent meanwhile
         commands = self._input(buy, player, now, balance)
+        # the director's PostTransfers names these transfers: _dispatch sends the new balance
         await self._dispatch(commands, now, posted={t.idempotency_key for t in transfers})
-        await self._balances([player])
 
     async def _sit(
         self, caller: Caller, player: str, away: bool, request_id: str | None, request: Request, now: float
@@ -663,6 +663,7 @@ class Coordinator:
             hold=reason,
             hold_until=until,
             level=director.level_index + 1,
+            blinds=director.clock.levels[min(director.level_index, len(director.clock.levels) - 1)],
             closed=closed,
         )
         self._send(table_inbox(table_id), update)

@@ -488,7 +488,7 @@ class Gateway:
             self._ack(session, request_id)
         elif isinstance(message, TournamentSubscribe):
             if not self.bus.has_inbox(tournament_inbox(message.tournament_id)):
-                self._not_found(session, f"no tournament {message.tournament_id!r}", request_id)
+                self._not_found(session, self._no_tournament(message.tournament_id), request_id)
                 return
             self._subscribe_tournament(session, message.tournament_id)
             self.bus.send(
@@ -502,7 +502,7 @@ class Gateway:
         elif isinstance(message, Register | Unregister | Rebuy | DeclineRebuy | AddOn | SitOut | SitIn):
             address = tournament_inbox(message.tournament_id)
             if not self.bus.has_inbox(address):
-                self._not_found(session, f"no tournament {message.tournament_id!r}", request_id)
+                self._not_found(session, self._no_tournament(message.tournament_id), request_id)
                 return
             self.bus.send(address, Request(session.caller, message, received_at))
         elif isinstance(message, Act | TimeBank | Chat):
@@ -522,6 +522,12 @@ class Gateway:
     def _ack(self, session: Session, request_id: str | None) -> None:
         if request_id is not None:
             session.send(Ack(request_id=request_id))
+
+    def _no_tournament(self, tournament_id: str) -> str:
+        known = self.lobby.get(tournament_id)
+        if known is not None:  # over: its coordinator has stopped reading
+            return f"tournament {tournament_id!r} is {known.status.value}: it takes no requests now"
+        return f"no tournament {tournament_id!r}"
 
     def _not_found(self, session: Session, text: str, request_id: str | None) -> None:
         session.send(Error(code=ErrorCode.NOT_FOUND, message=text, request_id=request_id, fatal=False))

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from engine.betting import HandSetup
 from engine.events import HandEvent
 from engine.table import TableSnapshot
+from engine.tournament.config import Level
 from engine.tournament.director import DealHand, HoldReason
 from protocol.client_messages import ClientMessage
 from protocol.kinds import SeatChange
@@ -121,6 +122,7 @@ class TableUpdate:
     hold: HoldReason | None = None
     hold_until: float | None = None
     level: int = 0
+    blinds: Level | None = None  # the level's blinds and ante: a snapshot between hands shows them
     closed: bool = False
 
 

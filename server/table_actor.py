@@ -15,9 +15,10 @@ coordinator). An away player (timed out, disconnected and timed out, or sitting 
 for at once: dealt in, posting, checked or folded; any action of theirs brings them back.
 Disconnection changes nothing: a disconnected player keeps their clock.
 
-Resends: an ``act`` whose ``action_id`` was applied in the hand under way is answered ``ack``
-again and not applied. Followers: ``Follow`` gets the events after the follower's last ``seq``
-when the table still holds them (the hand under way and the one before), else a snapshot.
+Resends: an ``act`` whose ``action_id`` the same player had applied in the hand under way is
+answered ``ack`` again and not applied (ids are the player's own: two players may pick the same).
+Followers: ``Follow`` gets the events after the follower's last ``seq`` when the table still
+holds them (the hand under way and the one before), else a snapshot.
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ from collections import deque
 from dataclasses import dataclass
 
 from engine.actions import Action, BetOrRaiseTo, Call, Check, CheckOrCall, Fold, Timeout
+from engine.betting import AnteKind
 from engine.clock import ActionClock, timeout_due
 from engine.hand import Hand, HandError, HandOver, NotYourTurn
 from engine.table import Table
+from engine.tournament.config import Level
 from engine.tournament.director import HoldReason
 from protocol.client_messages import Act, Chat, SitIn, SitOut, TimeBank
 from protocol.errors import ErrorCode
@@ -115,6 +118,7 @@ class TableActor:
         self.coordinator = tournament_inbox(tournament_id)
         self.table: Table | None = None
         self.level = 0
+        self.blinds: Level | None = None  # the level's, between hands (a hand has its own setup)
         self.hand: Hand | None = None
         self.hand_views: views.HandViews | None = None
         self.hand_started_at = 0.0
@@ -127,7 +131,7 @@ class TableActor:
         self.banks: dict[int, int] = {}  # seat -> time banks left
         self.spent: dict[str, int] = {}  # player -> banks spent in the hand under way
         self.away: set[int] = set()  # seats acted for at once
-        self.applied: set[str] = set()  # action ids applied in the hand under way
+        self.applied: set[tuple[str, str]] = set()  # (player, action id) applied in the hand under way
         self.hold: HoldReason | None = None
         self.hold_until: float | None = None
         self.closed = False
@@ -194,6 +198,7 @@ class TableActor:
         self.table = Table.from_snapshot(update.table)
         self.shown = None
         self.level = update.level or self.level
+        self.blinds = update.blinds or self.blinds
         if self.hand is None:
             by_seat = {seated.seat: seated for seated in self.table.players}
             for seat, change in update.changes:
@@ -273,7 +278,8 @@ class TableActor:
                 act.action_id,
             )
             return
-        if act.action_id in self.applied:
+        applied = (caller.player or "", act.action_id)
+        if applied in self.applied:
             self._reply(caller, Ack(request_id=act.action_id))  # a resend: applied once already
             return
         if act.amount is not None:
@@ -290,7 +296,7 @@ class TableActor:
             return
         self._charge_banks(now)
         hand.act(action, seat=seat)
-        self.applied.add(act.action_id)
+        self.applied.add(applied)
         self.actions += 1
         if seat in self.away:
             self._back(seat, caller.player, now)
@@ -550,14 +556,16 @@ class TableActor:
         hand = self.hand if self.hand is not None else self.shown
         turn = self.turn
         setup = None if hand is None else hand.setup
+        blinds = self.blinds
         state = views.TableState(
             table_id=self.table_id,
             tournament_id=self.tournament_id,
             seq=self.seq,
             level=self.level,
-            small_blind=0 if setup is None else setup.small_blind,
-            big_blind=0 if setup is None else setup.big_blind,
-            ante=0 if setup is None else setup.ante,
+            small_blind=setup.small_blind if setup else blinds.small_blind if blinds else 0,
+            big_blind=setup.big_blind if setup else blinds.big_blind if blinds else 0,
+            ante=setup.ante if setup else blinds.ante if blinds else 0,
+            ante_kind=setup.ante_kind if setup else blinds.ante_kind if blinds else AnteKind.NONE,
             hand_number=None if self.hand_views is None else self.hand_views.hand_number,
             deadline_ms=None if turn is None else milliseconds(self._phase_end(turn)),
             time_banks=dict(self.banks),

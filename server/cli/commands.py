@@ -14,6 +14,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("serve", "server.cli.serve"),
     ("demo", "server.cli.demo"),
     ("bots", "server.cli.bots"),
+    ("connect", "server.cli.connect"),
     ("simulate hands", "server.cli.simulate_hands"),
     ("simulate tournament", "server.cli.simulate_tournament"),
     ("phh replay", "server.cli.phh_replay"),
