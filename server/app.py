@@ -17,6 +17,7 @@ from collections.abc import Callable
 from functools import partial
 
 from engine.tournament.config import ConfigError, parse_config
+from engine.tournament.director import Status
 from server.bus import BusError, LocalBus
 from server.clock import Clock, RealClock
 from server.coordinator import Coordinator, Stop
@@ -101,11 +102,12 @@ class FeltServer:
         for record in await self.store.tournaments.all():
             if record.id in self.coordinators:
                 continue
-            if record.status in (TournamentStatus.ANNOUNCED, TournamentStatus.REGISTERING):
-                if await self._start(record):
-                    started.append(record.id)
-            elif record.status is TournamentStatus.RUNNING:
-                log.warning("tournament %s is running with no coordinator (a crash?): not resumed", record.id)
+            if record.status in (
+                TournamentStatus.ANNOUNCED,
+                TournamentStatus.REGISTERING,
+                TournamentStatus.RUNNING,
+            ) and await self._start(record):
+                started.append(record.id)
         self.metrics.tournaments = len(self.coordinators)
         return started
 
@@ -115,8 +117,6 @@ class FeltServer:
         except ConfigError as error:
             log.error("tournament %s: its configuration is refused: %s", record.id, error)
             return False
-        if record.status is TournamentStatus.ANNOUNCED:
-            await self.store.tournaments.set_status(record.id, TournamentStatus.REGISTERING)
         start_at = record.starts_at.timestamp() if record.starts_at is not None else self.clock.now()
         coordinator = Coordinator(
             config,
@@ -132,6 +132,28 @@ class FeltServer:
             hand_gap=self.hand_gap,
             journal=self.journal,
         )
+        # A tournament with a journal was running here before (a crash, a restart): it resumes
+        # from its saved director; a new one starts with its first snapshot.
+        last_alive = await coordinator.restore()
+        if last_alive is not None:
+            await coordinator.resume(last_alive)
+            log.info(
+                "tournament %s resumed from snapshot %s and %d inputs after it",
+                record.id,
+                coordinator.resumed_from,
+                coordinator.seq - (coordinator.resumed_from or 0),
+            )
+            if coordinator.director.status not in (Status.REGISTERING, Status.RUNNING):
+                await coordinator.close()
+                return False
+        elif record.status is TournamentStatus.RUNNING:
+            log.error("tournament %s is running but has no saved director: it cannot be resumed", record.id)
+            await coordinator.close()
+            return False
+        else:
+            await coordinator.save_first_snapshot()
+            if record.status is TournamentStatus.ANNOUNCED:
+                await self.store.tournaments.set_status(record.id, TournamentStatus.REGISTERING)
         self.coordinators[record.id] = coordinator
         coordinator.publish_lobby()
         task = asyncio.create_task(coordinator.run(), name=f"tournament {record.id}")

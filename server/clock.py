@@ -39,16 +39,23 @@ class RealClock:
 
 
 class ScaledClock:
-    """A clock ``speed`` times faster than the wall, starting at ``start`` (default: now)."""
+    """A clock ``speed`` times faster than the wall, starting at ``start`` (default: now).
 
-    def __init__(self, speed: float, start: float | None = None) -> None:
+    With ``anchor`` (seconds since the epoch) it reads ``anchor + (wall - anchor) * speed``
+    instead: every process given the same anchor and speed reads the same time, so a server
+    restarted in a test (or the crash campaign) finds its tournament's clock where it was."""
+
+    def __init__(self, speed: float, start: float | None = None, *, anchor: float | None = None) -> None:
         if not speed > 0:
             raise ValueError(f"a clock's speed is > 0, got {speed!r}")
         self.speed = speed
+        self._anchor = anchor
         self._origin = time.time() if start is None else start
         self._base = time.monotonic()
 
     def now(self) -> float:
+        if self._anchor is not None:
+            return self._anchor + (time.time() - self._anchor) * self.speed
         return self._origin + (time.monotonic() - self._base) * self.speed
 
     async def sleep(self, seconds: float) -> None:

@@ -22,9 +22,12 @@ import contextlib
 import datetime as dt
 import logging
 import random
+import secrets
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+
+import msgspec
 
 from engine.history.phh import PhhError, dumps_phh, export_phh
 from engine.history.pokerstars import BuyIn, StarsHandContext, StarsTournament, format_pokerstars
@@ -32,6 +35,7 @@ from engine.history.pokerstars import Finish as StarsFinish
 from engine.table import Table
 from engine.table import TableSnapshot as EngineTableSnapshot
 from engine.tournament import director as d
+from engine.tournament import inputs
 from engine.tournament.balancing import MoveReason
 from engine.tournament.config import TournamentConfig
 from engine.tournament.registration import (
@@ -41,7 +45,7 @@ from engine.tournament.registration import (
     RegistrationError,
     TournamentFull,
 )
-from engine.tournament.transfers import Account, Transfer, player_account
+from engine.tournament.transfers import Account, Reason, Transfer, player_account
 from protocol import kinds
 from protocol.client_messages import (
     AddOn,
@@ -88,10 +92,12 @@ from server.messages import (
     tournament_inbox,
 )
 from server.metrics import Metrics
+from server.recovery import load_director
 from server.store.connection import Store
 from server.store.errors import InsufficientFunds as LedgerInsufficientFunds
-from server.store.errors import StoreError
+from server.store.errors import JournalError, StoreError
 from server.store.histories import HandPlayer, HandRecord
+from server.store.journal import JournalEntry, StoredSnapshot
 from server.store.snapshots import SeatSnapshot
 from server.store.snapshots import TableSnapshot as StoredTableSnapshot
 from server.store.tournaments import TournamentStatus
@@ -102,6 +108,8 @@ log = logging.getLogger("feltd.coordinator")
 INBOX_CAPACITY = 100_000
 REPLIES_KEPT = 10_000  # money requests remembered for idempotent answers
 POST_RETRY_SECONDS = 1.0
+SNAPSHOT_EVERY = 500  # journal entries between two snapshots of the director
+RESUME_LIMIT_SECONDS = 20 * 60.0  # a tournament down longer is settled by CANCEL-1, not resumed
 
 # announcements after which followers get a new ``tournament_state``
 _STATE_CHANGES = (
@@ -179,10 +187,13 @@ class Coordinator:
         self.metrics = metrics
         self.table_rng = table_rng
         self.hand_gap = hand_gap
+        # The director's generator is a Mersenne Twister seeded from the OS CSPRNG: its state is
+        # saved with the director and replayed after a crash; it draws seats and buttons, never a
+        # deck (each table shuffles from its own generator, the OS CSPRNG in production).
         self.director = d.Director(
             config,
             start_at=start_at,
-            rng=rng if rng is not None else random.SystemRandom(),
+            rng=rng if rng is not None else random.Random(secrets.randbits(256)),
             start_wall_seconds=int(start_at),
             first_table_id=number * 1_000_000 + 1,
         )
@@ -195,8 +206,85 @@ class Coordinator:
         self.finished = asyncio.Event()
         self.stopping = False
         self._rebuying: set[str] = set()  # busted players offered a rebuy: seated again if they buy
-        # Every director input, in order, when asked for: replayed, it must make the same tournament.
-        self.journal: list[tuple[str, tuple[object, ...], dict[str, object]]] | None = [] if journal else None
+        # Every director input, in order, also in memory when asked for (tests replay them).
+        self.journal: list[inputs.AnyInput] | None = [] if journal else None
+        self.seq = 0  # the last journal entry written
+        self.snapshot_seq = -1  # the entry the newest saved snapshot includes (-1: none yet)
+        self.resumed_from: int | None = None  # the snapshot a restart resumed from
+
+    # -- saved state ------------------------------------------------------------------------------
+
+    async def save_first_snapshot(self) -> None:
+        """A new tournament's snapshot 0 (its generator's state included), durable before any
+        input is written: every journal has a snapshot to replay from."""
+        data = msgspec.msgpack.encode(self.director.snapshot())
+        await self.store.journal.save_snapshot(
+            StoredSnapshot(self.config.id, 0, d.DIRECTOR_SNAPSHOT_VERSION, data)
+        )
+        self.snapshot_seq = 0
+
+    async def restore(self) -> float | None:
+        """Rebuild the director from the journal: the newest snapshot that reads (a damaged one
+        is skipped with a warning), then every input after it. The money those inputs moved is
+        posted again (the same keys: nothing moves twice) and a purchase whose money moved but
+        which was never recorded is refunded. Returns the clock time of the last input (when
+        the tournament was last known to be alive), or ``None`` when there is nothing to restore."""
+        restored = await load_director(self.store.journal, self.config.id)
+        if restored is None:
+            return None
+        self.director = restored.director
+        self.seq = restored.seq
+        self.snapshot_seq = self.resumed_from = restored.base_seq
+        if self.journal is not None:
+            self.journal.extend(restored.replayed)
+        if restored.transfers:
+            await self._post(restored.transfers)
+        for intent in inputs.unmatched_intents(restored.replayed):
+            await self._refund_intent(intent)
+        return restored.last_at
+
+    async def _refund_intent(self, intent: inputs.Intent) -> None:
+        """A purchase cut short by a crash: its money may have moved. Post it again (a replay if
+        it had: nothing moves; refused for want of funds if it had not: nothing to give back),
+        then its exact reversal: either way the player ends where they began."""
+        try:
+            await self._post(list(intent.transfers))
+        except LedgerInsufficientFunds:
+            return
+        reversal = [
+            Transfer(t.target, t.source, t.amount, f"{t.idempotency_key}:undone", Reason.REFUND)
+            for t in intent.transfers
+        ]
+        await self._post(reversal)
+        log.warning(
+            "%s: %s's %s was cut short by a restart: refunded", self.config.id, intent.player, intent.purchase
+        )
+
+    async def resume(self, last_alive: float) -> None:
+        """After ``restore``: open every table again and carry on: the hands that were under way
+        are dealt again from their start (CRASH-1), the time the server was down does not count
+        as play; a tournament down longer than ``RESUME_LIMIT_SECONDS`` is settled by CANCEL-1."""
+        director = self.director
+        now = self.clock.now()
+        for table_id in sorted(director.tables):
+            self._open_table(table_id, seq_from=milliseconds(now))
+            self._update_table(table_id, (), None, False)
+        if director.status is d.Status.RUNNING:
+            if now - last_alive > RESUME_LIMIT_SECONDS:
+                log.warning("%s: down for %.0f s: cancelled (CANCEL-1)", self.config.id, now - last_alive)
+                value: inputs.AnyInput = inputs.Cancel(now=now)
+            else:
+                value = inputs.Recover(now=now, down_since=last_alive)
+            await self._dispatch(await self._give(value), now)
+        status = {
+            d.Status.REGISTERING: TournamentStatus.REGISTERING,
+            d.Status.RUNNING: TournamentStatus.RUNNING,
+            d.Status.FINISHED: TournamentStatus.FINISHED,
+            d.Status.CANCELLED: TournamentStatus.CANCELLED,
+        }.get(self.director.status)
+        recorded = (await self.store.tournaments.get(self.config.id)).status
+        if status is not None and status is not recorded:
+            await self._status(status)
 
     def publish_lobby(self) -> None:
         """Tell the lobby about this tournament as it is now."""
@@ -223,7 +311,9 @@ class Coordinator:
                     await self._handle(message, now)
                 if wake is not None and self.clock.now() >= wake:
                     at = self.clock.now()
-                    await self._dispatch(self._input("tick", at), at)
+                    await self._dispatch(await self._give(inputs.Tick(now=at)), at)
+                if self.seq - self.snapshot_seq >= SNAPSHOT_EVERY:
+                    self.save_snapshot()
         finally:
             self.finished.set()
             self.bus.close_inbox(self.inbox.address)
@@ -237,20 +327,62 @@ class Coordinator:
             await self._request(message, now)
         elif isinstance(message, PlayerAway):
             if self.director.table_of(message.player) is not None:
-                await self._dispatch(self._input("sit_out", message.player, message.away), now)
+                value = inputs.SitOut(now=now, player=message.player, absent=message.away)
+                await self._dispatch(await self._give(value), now)
         elif isinstance(message, PlayerHello):
             self._hello(message.caller)
         elif isinstance(message, Stop):
             self.stopping = True
 
-    def _input(self, method: str, *args: object, **kwargs: object) -> list[d.Command]:
-        """Give the director an input (``director.<method>(*args)``), noting it in the journal
-        when one is kept: the same inputs replayed on a director with the same generator make the
-        same tournament (the server's tests check it)."""
-        commands: list[d.Command] = getattr(self.director, method)(*args, **kwargs)
-        if self.journal is not None:
-            self.journal.append((method, args, kwargs))
+    async def _give(self, value: inputs.AnyInput, hands: tuple[HandRecord, ...] = ()) -> list[d.Command]:
+        """Give the director an input and write it to the journal before anything it answers is
+        carried out: a restart replays the journal and gets the same director (CRASH-1). An input
+        the director refuses raises here, changed nothing and is not written."""
+        commands = inputs.apply(self.director, value)
+        await self._write(value, hands)
         return commands
+
+    async def _write(self, value: inputs.AnyInput, hands: tuple[HandRecord, ...] = ()) -> None:
+        """Append ``value`` to the journal (with the hands it ends), retrying until it is durable:
+        nothing may happen that a restart would not know about."""
+        self.seq += 1
+        if self.journal is not None:
+            self.journal.append(value)
+        entry = JournalEntry(self.config.id, self.seq, value.now, inputs.encode(value), hands)
+        while True:
+            try:
+                await self.store.journal_writer.append(entry)
+                return
+            except JournalError:
+                if await self._written(entry):  # an earlier try committed after all
+                    return
+                raise
+            except (TimeoutError, StoreError, OSError) as error:
+                log.error("%s: journal entry %d not written, retrying: %s", self.config.id, entry.seq, error)
+                await asyncio.sleep(POST_RETRY_SECONDS)
+
+    async def _written(self, entry: JournalEntry) -> bool:
+        for seq, _, data in await self.store.journal.entries_after(self.config.id, entry.seq - 1):
+            if seq == entry.seq:
+                return data == entry.data
+        return False
+
+    def save_snapshot(self) -> None:
+        """Save the director as of the last journal entry (in the background), then prune what the
+        journal no longer needs. Called between inputs, once everything they answered is done."""
+        snapshot = StoredSnapshot(
+            self.config.id,
+            self.seq,
+            d.DIRECTOR_SNAPSHOT_VERSION,
+            msgspec.msgpack.encode(self.director.snapshot()),
+        )
+        self.snapshot_seq = self.seq
+
+        async def save() -> None:
+            await self.store.journal.save_snapshot(snapshot)
+            await self.store.journal.prune(self.config.id)
+
+        self._background(save(), f"director snapshot {snapshot.seq}")
 
     # -- requests ---------------------------------------------------------------------------------
 
@@ -296,9 +428,9 @@ class Coordinator:
             elif isinstance(message, AddOn):
                 await self._buy(player, now, self.director.preview_add_on, "add_on")
             elif isinstance(message, Unregister):
-                await self._dispatch(self._input("unregister", player, now), now)
+                await self._dispatch(await self._give(inputs.Unregister(now=now, player=player)), now)
             else:
-                await self._dispatch(self._input("decline_rebuy", player, now), now)
+                await self._dispatch(await self._give(inputs.DeclineRebuy(now=now, player=player)), now)
         except (RegistrationError, d.DirectorError, LedgerInsufficientFunds) as error:
             self._remember(key, self._refuse(caller, error, message.request_id))
             return
@@ -319,11 +451,20 @@ class Coordinator:
         buy: str,
     ) -> None:
         """Post the purchase's money first (refused: nothing happened), then record it (the
-        director's ``buy`` method)."""
+        director's ``buy`` input). The journal notes the intent before the money moves, so a
+        restart can give back money whose purchase was never recorded."""
         balance = await self.store.ledger.balance(player_account(player))
         transfers = preview(player, now, balance)
+        await self._write(inputs.Intent(now=now, player=player, purchase=buy, transfers=tuple(transfers)))
         await self.store.ledger_writer.post(transfers)  # raises InsufficientFunds if spent meanwhile
-        commands = self._input(buy, player, now, balance)
+        purchase: inputs.AnyInput
+        if buy == "register":
+            purchase = inputs.Register(now=now, player=player, balance=balance)
+        elif buy == "rebuy":
+            purchase = inputs.Rebuy(now=now, player=player, balance=balance)
+        else:
+            purchase = inputs.AddOn(now=now, player=player, balance=balance)
+        commands = await self._give(purchase)
         # the director's PostTransfers names these transfers: _dispatch sends the new balance
         await self._dispatch(commands, now, posted={t.idempotency_key for t in transfers})
 
@@ -342,7 +483,7 @@ class Coordinator:
                 ),
             )
             return
-        await self._dispatch(self._input("sit_out", player, away), now)
+        await self._dispatch(await self._give(inputs.SitOut(now=now, player=player, absent=away)), now)
         self._send(table_inbox(table_id), request)  # the table marks the seat and acknowledges
 
     def _hello(self, caller: Caller) -> None:
@@ -390,23 +531,24 @@ class Coordinator:
     # -- hands ------------------------------------------------------------------------------------
 
     async def _hand_done(self, done: HandDone, now: float) -> None:
+        value = inputs.HandEnded(
+            now=now,
+            table_id=done.table_id,
+            stacks=dict(done.finishing_stacks),
+            banks_spent=dict(done.banks_spent),
+        )
         try:
-            commands = self._input(
-                "hand_ended",
-                done.table_id,
-                dict(done.finishing_stacks),
-                now,
-                banks_spent=dict(done.banks_spent),
-            )
+            commands = inputs.apply(self.director, value)
         except d.DirectorError as error:
             log.error(
                 "%s: hand %s at table %s refused: %s", self.config.id, done.hand_number, done.table_id, error
             )
             return
-        self._store_history(done, commands)
+        # the hand's history goes in with its result: stored exactly when the tournament knows it
+        await self._write(value, (self._history(done, commands),))
         await self._dispatch(commands, now, ended=done.table_id)
 
-    def _store_history(self, done: HandDone, commands: list[d.Command]) -> None:
+    def _history(self, done: HandDone, commands: list[d.Command]) -> HandRecord:
         dealt = {seat.player for seat in done.setup.seats}
         finishes = [
             StarsFinish(c.player, c.place, c.prize)
@@ -436,7 +578,7 @@ class Coordinator:
         )
         text = format_pokerstars(done.setup, done.events, self.stars, context)
         stacks = dict(done.finishing_stacks)
-        record = HandRecord(
+        return HandRecord(
             hand_id=done.setup.hand_id,
             tournament_id=self.config.id,
             table_id=done.table_id,
@@ -449,7 +591,6 @@ class Coordinator:
             phh=phh,
             pokerstars=text,
         )
-        self._background(self.store.histories.save([record]), f"hand history {record.hand_id}")
 
     # -- carrying out the director's commands ------------------------------------------------------
 
@@ -612,12 +753,13 @@ class Coordinator:
                 return table_id
         return None
 
-    def _open_table(self, table_id: int) -> None:
+    def _open_table(self, table_id: int, seq_from: int = 0) -> None:
         actor = TableActor(
             table_id,
             self.config.id,
             self.bus,
             self.clock,
+            seq_from=seq_from,
             shot_clock=self.config.shot_clock,
             rng=None if self.table_rng is None else self.table_rng(table_id),
             metrics=self.metrics,
@@ -750,6 +892,8 @@ class Coordinator:
 
     async def close(self) -> None:
         """Stop the tables and wait for background writes."""
+        if not self.finished.is_set():  # never ran: nobody else closes the inbox
+            self.bus.close_inbox(self.inbox.address)
         for actor in self.actors.values():
             actor.closed = True
             with contextlib.suppress(BusError):

@@ -105,7 +105,10 @@ class TableActor:
         rng: random.Random | None = None,
         hand_gap: float = HAND_GAP_SECONDS,
         metrics: Metrics | None = None,
+        seq_from: int = 0,
     ) -> None:
+        """``seq_from``: the ``seq`` before the first event (a table opened again after a restart
+        starts past every ``seq`` its clients saw before, so a resume from one gets a snapshot)."""
         self.table_id = table_id
         self.tournament_id = tournament_id
         self.bus = bus
@@ -123,7 +126,7 @@ class TableActor:
         self.hand_views: views.HandViews | None = None
         self.hand_started_at = 0.0
         self.position = 0  # events of the hand already published (Hand.events_since)
-        self.seq = 0
+        self.seq = seq_from
         self.frames: deque[tuple[int, int, views.Views[ServerMessage]]] = deque()  # (hand, seq, views)
         self.pending: Deal | None = None
         self.last_hand_end = -1e18

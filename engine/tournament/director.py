@@ -185,6 +185,7 @@ class Stop(StrEnum):
     OPERATOR = "operator"
     DEAL = "deal"
     HAND_FOR_HAND = "hand-for-hand"
+    OUTAGE = "outage"  # the server was down (CRASH-1): no level time passed
 
 
 @dataclass(frozen=True, slots=True)
@@ -1041,9 +1042,14 @@ class Director:
         self._after_busts(table_id, busts, now)
         return self._flush()
 
-    def recover(self, now: float) -> list[Command]:
+    def recover(self, now: float, *, down_since: float | None = None) -> list[Command]:
         """CRASH-1, after ``restore``: deal again every hand that was under way, at its start
-        (same hand number and level; a new deck)."""
+        (same hand number and level; a new deck). With ``down_since``, the time from then to
+        ``now`` (the outage) is not play time: the level clock did not run."""
+        if down_since is not None and self.status is Status.RUNNING and down_since < now:
+            self._stop(Stop.OUTAGE, down_since)
+            self._restart(Stop.OUTAGE, now)
+        self._now = max(self._now, now)
         for table_id in sorted(self._tables):
             entry = self._tables[table_id]
             hand = entry.hand

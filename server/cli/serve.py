@@ -22,6 +22,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="X",
         help="run the tournament clock X times faster than real time (demos and tests)",
     )
+    parser.add_argument(
+        "--clock-anchor",
+        type=float,
+        default=None,
+        metavar="EPOCH_SECONDS",
+        help="with --speed: the accelerated clock reads anchor + (wall time - anchor) x speed, so "
+        "servers restarted with the same anchor share one clock (default: the clock starts now)",
+    )
     add_store_arguments(parser)
 
 
@@ -46,7 +54,11 @@ async def _run(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     async with open_chosen_store(database_choice(args)) as store:
-        clock = RealClock() if args.speed == 1.0 else ScaledClock(args.speed)
+        clock = (
+            RealClock()
+            if args.speed == 1.0 and args.clock_anchor is None
+            else ScaledClock(args.speed, anchor=args.clock_anchor)
+        )
         server = FeltServer(store, clock=clock)
         await server.start(args.host, args.port)
         print(

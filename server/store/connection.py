@@ -19,6 +19,7 @@ from server.store.database_url import check_database_url, redact
 from server.store.embedded import DEFAULT_DATA_DIR, EmbeddedPostgres, check_data_dir, database_url_from_env
 from server.store.errors import DatabaseUnavailable, DatabaseUrlError
 from server.store.histories import HandHistories
+from server.store.journal import Journal, JournalWriter
 from server.store.ledger import Ledger
 from server.store.ledger_writer import LedgerWriter
 from server.store.migrations import MigrationReport, apply_migrations
@@ -48,6 +49,8 @@ class Store:
     histories: HandHistories
     ledger_writer: LedgerWriter
     snapshot_writer: SnapshotWriter
+    journal: Journal
+    journal_writer: JournalWriter
 
 
 @contextmanager
@@ -141,6 +144,8 @@ async def open_store(
             writer = LedgerWriter(ledger)
             snapshots = Snapshots(pool)
             snapshot_writer = SnapshotWriter(snapshots)
+            journal = Journal(pool)
+            journal_writer = JournalWriter(journal)
             try:
                 yield Store(
                     url=url,
@@ -153,11 +158,14 @@ async def open_store(
                     histories=HandHistories(pool),
                     ledger_writer=writer,
                     snapshot_writer=snapshot_writer,
+                    journal=journal,
+                    journal_writer=journal_writer,
                 )
             finally:
                 # Answer every post and save handed to the writers before the pool goes.
                 await asyncio.wait_for(writer.close(), CLOSE_TIMEOUT_S)
                 await asyncio.wait_for(snapshot_writer.close(), CLOSE_TIMEOUT_S)
+                await asyncio.wait_for(journal_writer.close(), CLOSE_TIMEOUT_S)
         finally:
             await asyncio.wait_for(pool.close(), CLOSE_TIMEOUT_S)
     finally:

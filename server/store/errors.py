@@ -113,3 +113,7 @@ class SnapshotError(ValueError):
 
 class HandHistoryError(ValueError):
     """A hand history that cannot be stored or found."""
+
+
+class JournalError(StoreError):
+    """A director journal entry that cannot be written (its number is taken: two writers)."""

@@ -22,6 +22,7 @@ from datetime import datetime
 import asyncpg
 
 from engine.history.pokerstars import join_hands, own_view
+from server.store.dbconn import DbConnection
 from server.store.errors import HandHistoryError
 from server.store.postgres_text import is_storable
 
@@ -100,18 +101,25 @@ class HandHistories:
         if not hands:
             return
         async with self._pool.acquire(timeout=self._timeout) as conn:
-            await conn.execute(
-                _SAVE_SQL,
-                [h.hand_id for h in hands],
-                [h.tournament_id for h in hands],
-                [h.table_id for h in hands],
-                [h.hand_number for h in hands],
-                [h.finished_at for h in hands],
-                [_players_json(h) for h in hands],
-                [h.phh for h in hands],
-                [h.pokerstars for h in hands],
-                timeout=self._timeout,
-            )
+            await self.save_on(conn, hands, timeout=self._timeout)
+
+    @staticmethod
+    async def save_on(
+        conn: DbConnection, hands: Sequence[HandRecord], *, timeout: float = DEFAULT_TIMEOUT_S
+    ) -> None:
+        """``save`` on a connection the caller holds (inside its transaction)."""
+        await conn.execute(
+            _SAVE_SQL,
+            [h.hand_id for h in hands],
+            [h.tournament_id for h in hands],
+            [h.table_id for h in hands],
+            [h.hand_number for h in hands],
+            [h.finished_at for h in hands],
+            [_players_json(h) for h in hands],
+            [h.phh for h in hands],
+            [h.pokerstars for h in hands],
+            timeout=timeout,
+        )
 
     async def get(self, hand_id: str) -> HandRecord:
         """The hand with this id; ``HandHistoryError`` if there is none."""

@@ -1,0 +1,211 @@
+"""The directors' journal: each tournament's inputs in order, and snapshots of its director.
+
+Promises:
+
+- ``JournalWriter.append(entry)`` returns once the entry is durable. Entries that arrive while
+  a write is under way go out together next, one transaction for all of them (group commit, as
+  the ledger writer does for money), so a busy server pays one commit for many tables' hands.
+  An entry's hand histories are inserted in the same transaction: a hand is stored exactly when
+  its result is.
+- Sequence numbers are the caller's (1, 2, 3, ... per tournament, with no gaps): one writer per
+  tournament, its coordinator. A number written twice is refused (``JournalError``): two servers
+  must never drive one tournament.
+- ``save_snapshot`` keeps a snapshot of the director as of entry ``seq``; ``snapshots`` lists the
+  newest first, so a reader that finds the newest damaged falls back to the one before; ``prune``
+  drops what no longer matters (entries and snapshots older than the second newest snapshot).
+- ``entries_after(tid, seq)`` reads the inputs after a snapshot, in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import asyncpg
+
+from server.store.errors import JournalError
+from server.store.histories import HandHistories, HandRecord
+
+DEFAULT_TIMEOUT_S = 30.0
+
+_APPEND_SQL = """
+INSERT INTO director_inputs (tournament_id, seq, at, input)
+SELECT * FROM unnest($1::text[], $2::bigint[], $3::float8[], $4::bytea[])
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """Input ``seq`` of a tournament's director, at clock time ``at``, encoded."""
+
+    tournament_id: str
+    seq: int
+    at: float
+    data: bytes
+    hands: tuple[HandRecord, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSnapshot:
+    tournament_id: str
+    seq: int
+    format: int
+    data: bytes
+
+
+@dataclass(slots=True)
+class _Waiting:
+    entry: JournalEntry
+    future: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+class Journal:
+    """The journal's tables on a pool; every query has a timeout."""
+
+    def __init__(self, pool: asyncpg.Pool, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        self._pool = pool
+        self._timeout = timeout
+
+    async def append(self, entries: Sequence[JournalEntry]) -> None:
+        """Write ``entries`` (and their hands) in one transaction."""
+        if not entries:
+            return
+        hands = [hand for entry in entries for hand in entry.hands]
+        async with self._pool.acquire(timeout=self._timeout) as conn, conn.transaction():
+            try:
+                await conn.execute(
+                    _APPEND_SQL,
+                    [e.tournament_id for e in entries],
+                    [e.seq for e in entries],
+                    [e.at for e in entries],
+                    [e.data for e in entries],
+                    timeout=self._timeout,
+                )
+            except asyncpg.UniqueViolationError:
+                taken = ", ".join(f"{e.tournament_id}#{e.seq}" for e in entries)
+                raise JournalError(f"journal entries already written (two writers?): {taken}") from None
+            if hands:
+                await HandHistories.save_on(conn, hands, timeout=self._timeout)
+
+    async def entries_after(self, tournament_id: str, seq: int) -> list[tuple[int, float, bytes]]:
+        """(seq, at, data) of every entry after ``seq``, in order."""
+        async with self._pool.acquire(timeout=self._timeout) as conn:
+            rows = await conn.fetch(
+                "SELECT seq, at, input FROM director_inputs WHERE tournament_id = $1 AND seq > $2 "
+                "ORDER BY seq",
+                tournament_id,
+                seq,
+                timeout=self._timeout,
+            )
+        return [(row["seq"], row["at"], bytes(row["input"])) for row in rows]
+
+    async def last_entry(self, tournament_id: str) -> tuple[int, float] | None:
+        """(seq, at) of the newest entry, if any."""
+        async with self._pool.acquire(timeout=self._timeout) as conn:
+            row = await conn.fetchrow(
+                "SELECT seq, at FROM director_inputs WHERE tournament_id = $1 ORDER BY seq DESC LIMIT 1",
+                tournament_id,
+                timeout=self._timeout,
+            )
+        return None if row is None else (row["seq"], row["at"])
+
+    async def save_snapshot(self, snapshot: StoredSnapshot) -> None:
+        async with self._pool.acquire(timeout=self._timeout) as conn:
+            await conn.execute(
+                "INSERT INTO director_snapshots (tournament_id, seq, format, data) "
+                "VALUES ($1, $2, $3, $4) ON CONFLICT (tournament_id, seq) "
+                "DO UPDATE SET format = EXCLUDED.format, data = EXCLUDED.data",
+                snapshot.tournament_id,
+                snapshot.seq,
+                snapshot.format,
+                snapshot.data,
+                timeout=self._timeout,
+            )
+
+    async def snapshots(self, tournament_id: str, *, limit: int = 2) -> list[StoredSnapshot]:
+        """The newest ``limit`` snapshots, newest first."""
+        async with self._pool.acquire(timeout=self._timeout) as conn:
+            rows = await conn.fetch(
+                "SELECT seq, format, data FROM director_snapshots WHERE tournament_id = $1 "
+                "ORDER BY seq DESC LIMIT $2",
+                tournament_id,
+                limit,
+                timeout=self._timeout,
+            )
+        return [StoredSnapshot(tournament_id, row["seq"], row["format"], bytes(row["data"])) for row in rows]
+
+    async def prune(self, tournament_id: str) -> None:
+        """Drop the entries and snapshots older than the second newest snapshot (the fallback
+        needs that one and every entry after it)."""
+        async with self._pool.acquire(timeout=self._timeout) as conn, conn.transaction():
+            keep = await conn.fetchval(
+                "SELECT seq FROM director_snapshots WHERE tournament_id = $1 "
+                "ORDER BY seq DESC OFFSET 1 LIMIT 1",
+                tournament_id,
+                timeout=self._timeout,
+            )
+            if keep is None:
+                return
+            await conn.execute(
+                "DELETE FROM director_inputs WHERE tournament_id = $1 AND seq <= $2",
+                tournament_id,
+                keep,
+                timeout=self._timeout,
+            )
+            await conn.execute(
+                "DELETE FROM director_snapshots WHERE tournament_id = $1 AND seq < $2",
+                tournament_id,
+                keep,
+                timeout=self._timeout,
+            )
+
+
+class JournalWriter:
+    """Group commit for journal entries (see the module docstring)."""
+
+    def __init__(self, journal: Journal, *, max_entries: int = 1000) -> None:
+        self._journal = journal
+        self._max_entries = max_entries
+        self._pending: list[_Waiting] = []
+        self._flusher: asyncio.Task[None] | None = None
+        self.batches_written = 0
+
+    async def append(self, entry: JournalEntry) -> None:
+        """Return once ``entry`` is durable; raises what the write raised (then it is not)."""
+        waiting = _Waiting(entry)
+        self._pending.append(waiting)
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush(), name="journal-writer")
+        await asyncio.shield(waiting.future)
+
+    async def close(self) -> None:
+        while self._flusher is not None and not self._flusher.done():
+            await self._flusher
+
+    async def _flush(self) -> None:
+        while self._pending:
+            group, self._pending = self._pending[: self._max_entries], self._pending[self._max_entries :]
+            try:
+                await self._journal.append([w.entry for w in group])
+            except Exception as error:
+                if len(group) > 1 and isinstance(error, JournalError):
+                    for waiting in group:  # find whose entry it was: the others still go in
+                        await self._alone(waiting)
+                    continue
+                for waiting in group:
+                    if not waiting.future.done():
+                        waiting.future.set_exception(error)
+                continue
+            self.batches_written += 1
+            for waiting in group:
+                if not waiting.future.done():
+                    waiting.future.set_result(None)
+
+    async def _alone(self, waiting: _Waiting) -> None:
+        try:
+            await self._journal.append([waiting.entry])
+        except Exception as error:
+            waiting.future.set_exception(error)
+        else:
+            waiting.future.set_result(None)
