@@ -562,6 +562,9 @@ class Coordinator:
                         if table_id is not None:
                             unseat = self._unseated(table_id, kinds.UnseatReason.TOURNAMENT_ENDED)
                             to_players.append((player, unseat))
+                        # the tournament is over for the winners too (docs/protocol.md, section 6)
+                        ended_for = self._registration(kinds.RegistrationStatus.ELIMINATED)
+                        to_players.append((player, ended_for))
                 state_changed = lobby_changed = True
             elif isinstance(command, d.TournamentCancelled):
                 await self._status(TournamentStatus.CANCELLED)
