@@ -39,7 +39,7 @@ from protocol.errors import ErrorCode
 from protocol.kinds import ActionKind, SeatChange
 from protocol.server_messages import Ack, ChatLine, Error, ServerMessage, TableEvent
 from protocol.server_messages import TableSnapshot as WireSnapshot
-from protocol.table_events import TableClosed, TableEventBody, TimeBankUsed
+from protocol.table_events import TableClosed, TableEventBody, TimeBankUsed, Turn
 from server import views
 from server.bus import Bus, BusError
 from server.clock import Clock, milliseconds
@@ -394,9 +394,12 @@ class TableActor:
         seat = legal.seat
         player = next(entry.player for entry in hand.setup.seats if entry.seat == seat)
         if seat in self.away:
-            # away: acted for at once (no shot clock: a table of absent players does not wait)
+            # away: acted for at once (no shot clock: a table of absent players does not wait); the
+            # seat gets no `legal`, as it cannot act on it (docs/protocol.md, section 11)
+            banks = self.banks.get(seat, 0)
             self._publish(
-                views.turn(legal, deadline_ms=milliseconds(now), time_banks=self.banks.get(seat, 0)), now
+                views.public(Turn(seat=seat, deadline_ms=milliseconds(now), time_banks=banks, legal=None)),
+                now,
             )
             self._play(_TIMEOUT, seat, now)
             return
