@@ -27,7 +27,7 @@ import logging
 import random
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.actions import Action, BetOrRaiseTo, Call, Check, CheckOrCall, Fold, Timeout
 from engine.clock import ActionClock, timeout_due
@@ -86,6 +86,14 @@ class _Turn:
     seat: int
     player: str
     banks_started: int = 0  # time banks announced so far in this turn
+
+
+def _with_absent(deal: Deal, player: str, absent: bool) -> Deal:
+    """``deal`` with ``player`` away (or back): a sit-out or sit-in that arrives after the next hand
+    was planned, before it is dealt, counts for that hand (the table's away seats come from it)."""
+    setup = deal.command.setup
+    seats = tuple(replace(entry, absent=absent) if entry.player == player else entry for entry in setup.seats)
+    return replace(deal, command=replace(deal.command, setup=replace(setup, seats=seats)))
 
 
 class TableActor:
@@ -340,6 +348,8 @@ class TableActor:
                 caller, ErrorCode.NOT_SEATED, f"you have no seat at table {self.table_id}", request_id
             )
             return
+        if self.hand is None and self.pending is not None:
+            self.pending = _with_absent(self.pending, caller.player, away)
         if away and seat not in self.away:
             self._away(seat, caller.player, now)
             turn = self.turn
