@@ -660,6 +660,7 @@ class Coordinator:
                     )
         self.sent_tables[table_id] = snapshot
         reason, until = hold if hold is not None else (director.hold_reason(table_id), None)
+        levels = director.clock.levels
         update = TableUpdate(
             table=snapshot,
             changes=tuple(sorted(explicit.items())),
@@ -667,6 +668,8 @@ class Coordinator:
             hold_until=until,
             level=director.level_index + 1,
             closed=closed,
+            stakes=levels[min(director.level_index, len(levels) - 1)],
+            time_banks=tuple((seated.seat, director.time_banks(seated.player)) for seated in snapshot.seats),
         )
         self._send(table_inbox(table_id), update)
         if closed:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from engine.betting import HandSetup
 from engine.events import HandEvent
 from engine.table import TableSnapshot
+from engine.tournament.config import Level
 from engine.tournament.director import DealHand, HoldReason
 from protocol.client_messages import ClientMessage
 from protocol.kinds import SeatChange
@@ -122,6 +123,8 @@ class TableUpdate:
     hold_until: float | None = None
     level: int = 0
     closed: bool = False
+    stakes: Level | None = None  # the current level, for snapshots between hands
+    time_banks: tuple[tuple[int, int], ...] = ()  # (seat, banks left) of every seated player
 
 
 @dataclass(frozen=True, slots=True)

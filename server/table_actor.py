@@ -30,9 +30,11 @@ from collections import deque
 from dataclasses import dataclass, replace
 
 from engine.actions import Action, BetOrRaiseTo, Call, Check, CheckOrCall, Fold, Timeout
+from engine.betting import AnteKind
 from engine.clock import ActionClock, timeout_due
 from engine.hand import Hand, HandError, HandOver, NotYourTurn
 from engine.table import Table
+from engine.tournament.config import Level
 from engine.tournament.director import HoldReason
 from protocol.client_messages import Act, Chat, SitIn, SitOut, TimeBank
 from protocol.errors import ErrorCode
@@ -144,6 +146,7 @@ class TableActor:
         self.actions = 0
         self.metrics = metrics
         self.shown: Hand | None = None  # the hand just over, for snapshots until the seats arrive
+        self.stakes: Level | None = None  # the current level (the coordinator's), for snapshots between hands
 
     # -- the loop ---------------------------------------------------------------------------------
 
@@ -202,7 +205,10 @@ class TableActor:
         self.table = Table.from_snapshot(update.table)
         self.shown = None
         self.level = update.level or self.level
+        self.stakes = update.stakes or self.stakes
         if self.hand is None:
+            if update.time_banks:
+                self.banks = dict(update.time_banks)
             by_seat = {seated.seat: seated for seated in self.table.players}
             for seat, change in update.changes:
                 self._publish(views.seat_changed(seat, change, by_seat.get(seat)), now)
@@ -562,15 +568,16 @@ class TableActor:
     def snapshot(self, audience: views.Audience, now: float) -> WireSnapshot:
         hand = self.hand if self.hand is not None else self.shown
         turn = self.turn
-        setup = None if hand is None else hand.setup
+        stakes = self.stakes if hand is None else hand.setup
         state = views.TableState(
             table_id=self.table_id,
             tournament_id=self.tournament_id,
             seq=self.seq,
             level=self.level,
-            small_blind=0 if setup is None else setup.small_blind,
-            big_blind=0 if setup is None else setup.big_blind,
-            ante=0 if setup is None else setup.ante,
+            small_blind=0 if stakes is None else stakes.small_blind,
+            big_blind=0 if stakes is None else stakes.big_blind,
+            ante=0 if stakes is None else stakes.ante,
+            ante_kind=AnteKind.NONE if stakes is None else stakes.ante_kind,
             hand_number=None if self.hand_views is None else self.hand_views.hand_number,
             deadline_ms=None if turn is None else milliseconds(self._phase_end(turn)),
             time_banks=dict(self.banks),
