@@ -703,6 +703,9 @@ class Coordinator:
                         if table_id is not None:
                             unseat = self._unseated(table_id, kinds.UnseatReason.TOURNAMENT_ENDED)
                             to_players.append((player, unseat))
+                        # the tournament is over for the winners too (docs/protocol.md, section 6)
+                        ended_for = self._registration(kinds.RegistrationStatus.ELIMINATED)
+                        to_players.append((player, ended_for))
                 state_changed = lobby_changed = True
             elif isinstance(command, d.TournamentCancelled):
                 await self._status(TournamentStatus.CANCELLED)
@@ -799,14 +802,16 @@ class Coordinator:
                     )
         self.sent_tables[table_id] = snapshot
         reason, until = hold if hold is not None else (director.hold_reason(table_id), None)
+        levels = director.clock.levels
         update = TableUpdate(
             table=snapshot,
             changes=tuple(sorted(explicit.items())),
             hold=reason,
             hold_until=until,
             level=director.level_index + 1,
-            blinds=director.clock.levels[min(director.level_index, len(director.clock.levels) - 1)],
             closed=closed,
+            stakes=levels[min(director.level_index, len(levels) - 1)],
+            time_banks=tuple((seated.seat, director.time_banks(seated.player)) for seated in snapshot.seats),
         )
         self._send(table_inbox(table_id), update)
         if closed:

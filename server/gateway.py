@@ -349,6 +349,8 @@ class Gateway:
             session.ready.set()
             await asyncio.wait({writer}, timeout=2.0)
             writer.cancel()
+            # with the code its goodbye named (returning from the handler would close with 1000)
+            await session.websocket.close(session.close_code, session.close_reason)
             self._forget(session)
             self.metrics.connections -= 1
 

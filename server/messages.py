@@ -122,8 +122,9 @@ class TableUpdate:
     hold: HoldReason | None = None
     hold_until: float | None = None
     level: int = 0
-    blinds: Level | None = None  # the level's blinds and ante: a snapshot between hands shows them
     closed: bool = False
+    stakes: Level | None = None  # the current level, for snapshots between hands
+    time_banks: tuple[tuple[int, int], ...] = ()  # (seat, banks left) of every seated player
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ import logging
 import random
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.actions import Action, BetOrRaiseTo, Call, Check, CheckOrCall, Fold, Timeout
 from engine.betting import AnteKind
@@ -42,7 +42,7 @@ from protocol.errors import ErrorCode
 from protocol.kinds import ActionKind, SeatChange
 from protocol.server_messages import Ack, ChatLine, Error, ServerMessage, TableEvent
 from protocol.server_messages import TableSnapshot as WireSnapshot
-from protocol.table_events import TableClosed, TableEventBody, TimeBankUsed
+from protocol.table_events import TableClosed, TableEventBody, TimeBankUsed, Turn
 from server import views
 from server.bus import Bus, BusError
 from server.clock import Clock, milliseconds
@@ -91,6 +91,14 @@ class _Turn:
     banks_started: int = 0  # time banks announced so far in this turn
 
 
+def _with_absent(deal: Deal, player: str, absent: bool) -> Deal:
+    """``deal`` with ``player`` away (or back): a sit-out or sit-in that arrives after the next hand
+    was planned, before it is dealt, counts for that hand (the table's away seats come from it)."""
+    setup = deal.command.setup
+    seats = tuple(replace(entry, absent=absent) if entry.player == player else entry for entry in setup.seats)
+    return replace(deal, command=replace(deal.command, setup=replace(setup, seats=seats)))
+
+
 class TableActor:
     """The actor of one table (see the module docstring). ``run`` until the table closes."""
 
@@ -121,7 +129,6 @@ class TableActor:
         self.coordinator = tournament_inbox(tournament_id)
         self.table: Table | None = None
         self.level = 0
-        self.blinds: Level | None = None  # the level's, between hands (a hand has its own setup)
         self.hand: Hand | None = None
         self.hand_views: views.HandViews | None = None
         self.hand_started_at = 0.0
@@ -143,6 +150,7 @@ class TableActor:
         self.actions = 0
         self.metrics = metrics
         self.shown: Hand | None = None  # the hand just over, for snapshots until the seats arrive
+        self.stakes: Level | None = None  # the current level (the coordinator's), for snapshots between hands
 
     # -- the loop ---------------------------------------------------------------------------------
 
@@ -201,8 +209,10 @@ class TableActor:
         self.table = Table.from_snapshot(update.table)
         self.shown = None
         self.level = update.level or self.level
-        self.blinds = update.blinds or self.blinds
+        self.stakes = update.stakes or self.stakes
         if self.hand is None:
+            if update.time_banks:
+                self.banks = dict(update.time_banks)
             by_seat = {seated.seat: seated for seated in self.table.players}
             for seat, change in update.changes:
                 self._publish(views.seat_changed(seat, change, by_seat.get(seat)), now)
@@ -349,6 +359,8 @@ class TableActor:
                 caller, ErrorCode.NOT_SEATED, f"you have no seat at table {self.table_id}", request_id
             )
             return
+        if self.hand is None and self.pending is not None:
+            self.pending = _with_absent(self.pending, caller.player, away)
         if away and seat not in self.away:
             self._away(seat, caller.player, now)
             turn = self.turn
@@ -403,9 +415,12 @@ class TableActor:
         seat = legal.seat
         player = next(entry.player for entry in hand.setup.seats if entry.seat == seat)
         if seat in self.away:
-            # away: acted for at once (no shot clock: a table of absent players does not wait)
+            # away: acted for at once (no shot clock: a table of absent players does not wait); the
+            # seat gets no `legal`, as it cannot act on it (docs/protocol.md, section 11)
+            banks = self.banks.get(seat, 0)
             self._publish(
-                views.turn(legal, deadline_ms=milliseconds(now), time_banks=self.banks.get(seat, 0)), now
+                views.public(Turn(seat=seat, deadline_ms=milliseconds(now), time_banks=banks, legal=None)),
+                now,
             )
             self._play(_TIMEOUT, seat, now)
             return
@@ -558,17 +573,16 @@ class TableActor:
     def snapshot(self, audience: views.Audience, now: float) -> WireSnapshot:
         hand = self.hand if self.hand is not None else self.shown
         turn = self.turn
-        setup = None if hand is None else hand.setup
-        blinds = self.blinds
+        stakes = self.stakes if hand is None else hand.setup
         state = views.TableState(
             table_id=self.table_id,
             tournament_id=self.tournament_id,
             seq=self.seq,
             level=self.level,
-            small_blind=setup.small_blind if setup else blinds.small_blind if blinds else 0,
-            big_blind=setup.big_blind if setup else blinds.big_blind if blinds else 0,
-            ante=setup.ante if setup else blinds.ante if blinds else 0,
-            ante_kind=setup.ante_kind if setup else blinds.ante_kind if blinds else AnteKind.NONE,
+            small_blind=0 if stakes is None else stakes.small_blind,
+            big_blind=0 if stakes is None else stakes.big_blind,
+            ante=0 if stakes is None else stakes.ante,
+            ante_kind=AnteKind.NONE if stakes is None else stakes.ante_kind,
             hand_number=None if self.hand_views is None else self.hand_views.hand_number,
             deadline_ms=None if turn is None else milliseconds(self._phase_end(turn)),
             time_banks=dict(self.banks),

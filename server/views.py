@@ -564,7 +564,7 @@ def _between_hands(audience: Audience, state: TableState, table: Table) -> Table
         ante_kind=_ANTES[state.ante_kind],
         limit=_LIMITS[settings.limit],
         game=_GAMES[settings.game],
-        hand_number=None,
+        hand_number=state.hand_number,
         button=None if last is None else last.button,
         seats=seats,
         pots=[],
