@@ -9,9 +9,8 @@ Conventions (docs/protocol.md has the rules and examples):
   again (a resend after a reconnect) is answered as the first one was and moves no money twice.
 - ``act`` has an ``action_id`` instead, with the same idempotency within the hand.
 
-Names reserved for later versions (decoding them now gives ``unknown_type``): ``deal_ask``,
-``deal_propose``, ``deal_accept``, ``deal_abandon`` (final-table deals) and every type starting
-with ``op_`` (the operators' commands).
+Operators' requests (``op_...``) and the final-table deal requests are in
+``protocol.operator_requests``; they are members of ``ClientMessage`` too.
 """
 
 from __future__ import annotations
@@ -22,11 +21,8 @@ import msgspec
 
 from protocol import CHAT_MAX_CHARS, ID_MAX_CHARS, TOKEN_MAX_CHARS
 from protocol.kinds import ActionKind
+from protocol.operator_requests import DealRequest, OperatorRequest
 from protocol.structs import Count, Id, Message, Positive, Record
-
-RESERVED_TYPES: frozenset[str] = frozenset({"deal_ask", "deal_propose", "deal_accept", "deal_abandon"})
-"""Client message types a later version will define (besides every ``op_`` type)."""
-RESERVED_PREFIX = "op_"
 
 MAX_RESUME_TABLES = 16
 
@@ -209,6 +205,8 @@ ClientMessage = (
     | SitOut
     | SitIn
     | Chat
+    | OperatorRequest
+    | DealRequest
 )
 
 CLIENT_MESSAGE_TYPES: tuple[type[Message], ...] = get_args(ClientMessage)

@@ -25,12 +25,7 @@ from typing import Any, Final
 import msgspec
 
 from protocol import ID_MAX_CHARS, MAX_FRAME_BYTES, MAX_SERVER_FRAME_BYTES
-from protocol.client_messages import (
-    CLIENT_MESSAGE_TYPES,
-    RESERVED_PREFIX,
-    RESERVED_TYPES,
-    ClientMessage,
-)
+from protocol.client_messages import CLIENT_MESSAGE_TYPES, ClientMessage
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.server_messages import SERVER_MESSAGE_TYPES, ServerMessage
 from protocol.structs import Message
@@ -163,9 +158,7 @@ class Codec:
             )
         shown = kind if len(kind) <= ID_MAX_CHARS else kind[:ID_MAX_CHARS] + "..."
         if kind not in known_types:
-            later = kind in RESERVED_TYPES or kind.startswith(RESERVED_PREFIX)
-            detail = " (reserved for a later version)" if later else ""
-            return ProtocolError(ErrorCode.UNKNOWN_TYPE, f"no message has type {shown!r}{detail}", request_id)
+            return ProtocolError(ErrorCode.UNKNOWN_TYPE, f"no message has type {shown!r}", request_id)
         return ProtocolError(ErrorCode.INVALID_FIELD, f"{shown}: {reason}", request_id)
 
 

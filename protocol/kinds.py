@@ -194,3 +194,36 @@ class PurchaseKind(StrEnum):
     RE_ENTRY = "re_entry"
     REBUY = "rebuy"
     ADD_ON = "add_on"
+
+
+class DealMethod(StrEnum):
+    """How a final-table deal divides the prizes not yet paid (DEAL-3)."""
+
+    ICM = "icm"
+    CHIP_CHOP = "chip_chop"
+
+
+class DealPhase(StrEnum):
+    ASKING = "asking"  # some players have asked; the clock runs
+    NEGOTIATING = "negotiating"  # every player asked: the clock is stopped
+    AGREED = "agreed"
+    ABANDONED = "abandoned"
+
+
+class InMoneyMethod(StrEnum):
+    """How a cancelled tournament's money is shared by the players left (CANCEL-1)."""
+
+    CHIPS = "chips"
+    ICM = "icm"
+
+
+class OperatorEventKind(StrEnum):
+    """What an ``op_event`` reports."""
+
+    REGISTERED = "registered"
+    UNREGISTERED = "unregistered"
+    ELIMINATED = "eliminated"
+    PAID = "paid"  # money left the tournament for a player: a prize, a deal share, a settlement, a refund
+    STATUS = "status"  # the tournament's status changed
+    COMMAND = "command"  # an operator's command was carried out
+    ERROR = "error"  # something went wrong that an operator should look at

@@ -15,6 +15,7 @@ from protocol.kinds import (
     GoodbyeReason,
     HoldReason,
     Limit,
+    OperatorEventKind,
     RegistrationStatus,
     Role,
     SeatReason,
@@ -25,7 +26,7 @@ from protocol.kinds import (
 )
 from protocol.structs import Card, Count, Id, Message, Millis, Positive, Record, Seat
 from protocol.table_events import Hex64, LegalView, SeatView, TableEventBody
-from protocol.tournament_events import TournamentEventBody
+from protocol.tournament_events import PlaceResult, TournamentEventBody
 
 # --- the session ----------------------------------------------------------------------------------
 
@@ -242,6 +243,80 @@ class TournamentEvent(Message, frozen=True, kw_only=True):
     event: TournamentEventBody
 
 
+class Notice(Message, frozen=True, kw_only=True):
+    """An operator's message to the players of a tournament, of one table, or to one player."""
+
+    tournament_id: Id
+    table_id: Positive | None
+    text: str
+    at_ms: Millis
+
+
+# --- operators --------------------------------------------------------------------------------
+
+
+class OpPlayer(Record, frozen=True, kw_only=True):
+    """A player of a tournament as an operator sees them. ``table_id``, ``seat`` and ``chips``
+    while seated; ``place`` and ``prize_cents`` once out; ``away``: dealt in but acted for."""
+
+    player: str
+    status: RegistrationStatus
+    table_id: Positive | None
+    seat: Seat | None
+    chips: Count | None
+    away: bool
+    place: Positive | None
+    prize_cents: Count | None
+
+
+class OpTournaments(Message, frozen=True, kw_only=True):
+    """Answers ``op_tournament_list``."""
+
+    request_id: Id
+    tournaments: list[TournamentSummary]
+
+
+class OpTournament(Message, frozen=True, kw_only=True):
+    """Answers ``op_tournament_show``, ``op_tournament_create`` and ``op_tournament_edit``:
+    the tournament's summary, its state once loaded, its definition and its players."""
+
+    request_id: Id
+    tournament: TournamentSummary
+    state: TournamentState | None
+    toml: str
+    players: list[OpPlayer]
+
+
+class OpResults(Message, frozen=True, kw_only=True):
+    """Answers ``op_tournament_results``: the places decided so far, first place first."""
+
+    request_id: Id
+    tournament_id: Id
+    status: TournamentStatus
+    prize_pool_cents: Count
+    results: list[PlaceResult]
+
+
+class OpEvent(Message, frozen=True, kw_only=True):
+    """One entry of the operators' event stream (``op_subscribe``). The fields a ``kind`` uses
+    are set, the others ``None``: ``player`` (registered, unregistered, eliminated, paid),
+    ``place`` (eliminated), ``cents`` and ``reason`` (paid: prize, deal, settlement, refund,
+    bounty), ``status`` (status), ``operator`` and ``command`` (command), ``text`` (what
+    happened, in words, for every kind)."""
+
+    tournament_id: Id
+    kind: OperatorEventKind
+    at_ms: Millis
+    text: str
+    player: str | None = None
+    place: Positive | None = None
+    cents: Count | None = None
+    reason: str | None = None
+    status: TournamentStatus | None = None
+    operator: str | None = None
+    command: str | None = None
+
+
 ServerMessage = (
     Welcome
     | Pong
@@ -260,6 +335,11 @@ ServerMessage = (
     | ChatLine
     | TournamentState
     | TournamentEvent
+    | Notice
+    | OpTournaments
+    | OpTournament
+    | OpResults
+    | OpEvent
 )
 
 SERVER_MESSAGE_TYPES: tuple[type[Message], ...] = get_args(ServerMessage)

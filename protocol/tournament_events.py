@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import get_args
 
-from protocol.kinds import AnteKind, BreakKind, CloseReason, SettlementKind
+from protocol.kinds import AnteKind, BreakKind, CloseReason, DealMethod, DealPhase, SettlementKind
 from protocol.structs import Count, Message, Millis, Positive, Record
 
 
@@ -111,6 +111,39 @@ class TournamentEnded(Message, frozen=True, kw_only=True):
     results: list[PlaceResult]
 
 
+class DealShare(Record, frozen=True, kw_only=True):
+    """One player's part of a deal: their chips now and the cents the deal gives them."""
+
+    player: str
+    chips: Count
+    cents: Count
+
+
+class DealTalks(Message, frozen=True, kw_only=True):
+    """DEAL-2/3: where the final table's deal talks stand. ``players``: everyone at the table
+    (all must accept); ``asked`` and ``accepted`` so far; once proposed, ``method``, ``shares``
+    and ``left_to_play_cents`` (kept to be played for); ``remaining_cents``: the prizes not yet
+    paid, which the deal divides. The clock is stopped while ``phase`` is ``negotiating``."""
+
+    phase: DealPhase
+    players: list[str]
+    asked: list[str]
+    accepted: list[str]
+    method: DealMethod | None
+    shares: list[DealShare]
+    left_to_play_cents: Count
+    remaining_cents: Count
+
+
+class DealDone(Message, frozen=True, kw_only=True):
+    """DEAL-4: the deal was paid (balances follow). ``ends``: nothing was left to play for and
+    the tournament is over; else play goes on for ``left_to_play_cents``."""
+
+    shares: list[DealShare]
+    left_to_play_cents: Count
+    ends: bool
+
+
 class Cancelled(Message, frozen=True, kw_only=True):
     """The tournament was cancelled and its money settled this way (balances follow)."""
 
@@ -134,6 +167,8 @@ TournamentEventBody = (
     | Resumed
     | TournamentEnded
     | Cancelled
+    | DealTalks
+    | DealDone
 )
 
 TOURNAMENT_EVENT_TYPES: tuple[type[Message], ...] = get_args(TournamentEventBody)

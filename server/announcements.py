@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from engine import betting
 from engine.tournament import director as d
+from engine.tournament.deals import DealMethod, NegotiationPhase
 from engine.tournament.levels import BreakKind as EngineBreakKind
 from engine.tournament.registration import CloseReason as EngineCloseReason
 from engine.tournament.settlement import SettlementKind as EngineSettlementKind
 from protocol import kinds
 from protocol import tournament_events as wire
-from protocol.server_messages import TournamentState, TournamentSummary
+from protocol.server_messages import OpPlayer, TournamentState, TournamentSummary
 from server.clock import milliseconds
 
 ANTES = {
@@ -98,7 +99,99 @@ def tournament_event(command: d.Command, director: d.Director) -> wire.Tournamen
         )
     if isinstance(command, d.TournamentCancelled) and command.kind in SETTLEMENTS:
         return wire.Cancelled(kind=SETTLEMENTS[command.kind])
+    if isinstance(command, d.DealTalks):
+        return deal_talks(command, director)
+    if isinstance(command, d.DealDone):
+        return wire.DealDone(
+            shares=[wire.DealShare(player=p, chips=0, cents=cents) for p, cents in command.shares],
+            left_to_play_cents=command.left_to_play,
+            ends=command.ends,
+        )
     return None
+
+
+DEAL_PHASES = {phase: kinds.DealPhase(phase.value) for phase in NegotiationPhase}
+DEAL_METHODS = {
+    DealMethod.ICM: kinds.DealMethod.ICM,
+    DealMethod.CHIP_CHOP: kinds.DealMethod.CHIP_CHOP,
+}
+
+
+def deal_talks(command: d.DealTalks, director: d.Director) -> wire.DealTalks:
+    """The talks at the final table: who is in them, their chips, the proposal's numbers."""
+    chips = {seated.player: seated.stack for table in director.tables.values() for seated in table.players}
+    plan = command.plan
+    structure = director.structure()
+    remaining = sum(structure.prize(place) for place in range(1, len(chips) + 1))
+    return wire.DealTalks(
+        phase=DEAL_PHASES[command.phase],
+        players=sorted(chips),
+        asked=list(command.asked),
+        accepted=list(command.accepted),
+        method=None if plan is None else DEAL_METHODS.get(plan.method),
+        shares=[]
+        if plan is None
+        else [
+            wire.DealShare(player=player, chips=chips.get(player, 0), cents=cents)
+            for player, cents in sorted(plan.shares.items())
+        ],
+        left_to_play_cents=0 if plan is None else plan.left_to_play,
+        remaining_cents=remaining,
+    )
+
+
+def results(director: d.Director) -> list[wire.PlaceResult]:
+    """The places decided so far, first place first, with what each player there won."""
+    if director.standings is None:
+        return []
+    paid = director.prizes_paid
+    return [
+        wire.PlaceResult(
+            place=finish.place,
+            players=list(finish.players),
+            prize_cents=sum(paid.get(player, 0) for player in finish.players) // max(1, len(finish.players)),
+        )
+        for finish in sorted(director.standings.finishes, key=lambda finish: finish.place)
+    ]
+
+
+def players(director: d.Director, away: set[str] | frozenset[str] = frozenset()) -> list[OpPlayer]:
+    """Every player of the tournament as an operator sees them."""
+    registration = director.registration
+    places: dict[str, int] = {}
+    if director.standings is not None:
+        for finish in director.standings.finishes:
+            for player in finish.players:
+                places[player] = finish.place
+    paid = director.prizes_paid
+    seats: dict[str, tuple[int, int, int, bool]] = {}
+    for table_id, table in director.tables.items():
+        for seated in table.players:
+            seats[seated.player] = (table_id, seated.seat, seated.stack, seated.absent)
+    out: list[OpPlayer] = []
+    for player in [*registration.registered, *registration.waiting]:
+        seat = seats.get(player)
+        if player in registration.waiting:
+            status = kinds.RegistrationStatus.WAITING
+        elif player in places or registration.is_eliminated(player):
+            status = kinds.RegistrationStatus.ELIMINATED
+        elif director.status is d.Status.RUNNING:
+            status = kinds.RegistrationStatus.PLAYING
+        else:
+            status = kinds.RegistrationStatus.REGISTERED
+        out.append(
+            OpPlayer(
+                player=player,
+                status=status,
+                table_id=None if seat is None else seat[0],
+                seat=None if seat is None else seat[1],
+                chips=None if seat is None else seat[2],
+                away=seat is not None and (seat[3] or player in away),
+                place=places.get(player),
+                prize_cents=paid.get(player) if player in places or player in paid else None,
+            )
+        )
+    return out
 
 
 def _next_level_ms(director: d.Director) -> int | None:

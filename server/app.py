@@ -24,6 +24,7 @@ from server.coordinator import Coordinator, Stop
 from server.gateway import RATE_PER_SECOND, Gateway
 from server.messages import tournament_inbox
 from server.metrics import Metrics
+from server.operations import OperationsDesk
 from server.store.connection import Store
 from server.store.errors import StoreError
 from server.store.tournaments import Tournament, TournamentStatus
@@ -73,10 +74,12 @@ class FeltServer:
             rate_per_second=RATE_PER_SECOND * max(1.0, getattr(self.clock, "speed", 1.0)),
         )
         self._poller: asyncio.Task[None] | None = None
+        self._desk: asyncio.Task[None] | None = None
         self.host = ""
         self.port = 0
 
     async def start(self, host: str = "127.0.0.1", port: int = 8765) -> None:
+        self._desk = asyncio.create_task(OperationsDesk(self).run(), name="operations desk")
         await self.load()
         server = await self.gateway.start(host, port)
         sockets = list(server.sockets)
@@ -131,6 +134,7 @@ class FeltServer:
             table_rng=self.table_rng,
             hand_gap=self.hand_gap,
             journal=self.journal,
+            toml=record.config_toml,
         )
         # A tournament with a journal was running here before (a crash, a restart): it resumes
         # from its saved director; a new one starts with its first snapshot.
@@ -166,9 +170,28 @@ class FeltServer:
         if not task.cancelled() and task.exception() is not None:
             log.error("tournament %s stopped: %r", tournament_id, task.exception())
 
+    async def drop(self, tournament_id: str) -> None:
+        """Stop a tournament's coordinator and forget it (its definition is about to change or
+        it is deleted); nothing of it was under way (no entrants: the caller checks)."""
+        coordinator = self.coordinators.pop(tournament_id, None)
+        task = self.tasks.pop(tournament_id, None)
+        if coordinator is None:
+            return
+        if task is not None and not task.done():
+            with contextlib.suppress(BusError):
+                self.bus.send(tournament_inbox(tournament_id), Stop())
+            try:
+                await asyncio.wait_for(asyncio.shield(task), 5.0)
+            except TimeoutError:
+                task.cancel()
+        await coordinator.close()
+        self.metrics.tournaments = len(self.coordinators)
+
     async def stop(self) -> None:
         if self._poller is not None:
             self._poller.cancel()
+        if self._desk is not None:
+            self._desk.cancel()
         await self.gateway.stop()
         for tournament_id, coordinator in self.coordinators.items():
             if not coordinator.finished.is_set():

@@ -38,6 +38,7 @@ from engine.tournament import director as d
 from engine.tournament import inputs
 from engine.tournament.balancing import MoveReason
 from engine.tournament.config import TournamentConfig
+from engine.tournament.deals import DealError, DealMethod
 from engine.tournament.registration import (
     AlreadyRegistered,
     InsufficientFunds,
@@ -45,6 +46,7 @@ from engine.tournament.registration import (
     RegistrationError,
     TournamentFull,
 )
+from engine.tournament.settlement import InMoneyMethod
 from engine.tournament.transfers import Account, Reason, Transfer, player_account
 from protocol import kinds
 from protocol.client_messages import (
@@ -58,11 +60,38 @@ from protocol.client_messages import (
     Unregister,
 )
 from protocol.errors import ErrorCode
+from protocol.operator_requests import (
+    DealAccept,
+    DealAsk,
+    DealPropose,
+    DealRequest,
+    OpDisqualify,
+    OperatorRequest,
+    OpMessage,
+    OpPenalize,
+    OpPlayerRegister,
+    OpPlayerUnregister,
+    OpRemoveNoShows,
+    OpSitOut,
+    OpSubscribe,
+    OpTournamentCancel,
+    OpTournamentEdit,
+    OpTournamentPause,
+    OpTournamentResults,
+    OpTournamentResume,
+    OpTournamentShow,
+    OpTournamentStart,
+    OpUnsubscribe,
+)
 from protocol.server_messages import (
     Ack,
     Balance,
     Error,
     LobbyUpdate,
+    Notice,
+    OpEvent,
+    OpResults,
+    OpTournament,
     Registration,
     Seated,
     ServerMessage,
@@ -75,6 +104,7 @@ from server.bus import Bus, BusError
 from server.clock import Clock, milliseconds
 from server.messages import (
     LOBBY,
+    OPERATORS,
     Caller,
     Deal,
     HandDone,
@@ -85,6 +115,7 @@ from server.messages import (
     TableUpdate,
     ToPlayer,
     ToSession,
+    operators_channel,
     player_channel,
     session_channel,
     table_inbox,
@@ -95,7 +126,7 @@ from server.metrics import Metrics
 from server.recovery import load_director
 from server.store.connection import Store
 from server.store.errors import InsufficientFunds as LedgerInsufficientFunds
-from server.store.errors import JournalError, StoreError
+from server.store.errors import JournalError, StoreError, UnknownPlayer
 from server.store.histories import HandPlayer, HandRecord
 from server.store.journal import JournalEntry, StoredSnapshot
 from server.store.snapshots import SeatSnapshot
@@ -153,6 +184,8 @@ def error_code(error: Exception) -> ErrorCode:
         return ErrorCode.NOT_AVAILABLE
     if isinstance(error, d.NoRebuyOffered):
         return ErrorCode.NOT_AVAILABLE
+    if isinstance(error, UnknownPlayer):
+        return ErrorCode.NOT_FOUND
     return ErrorCode.NOT_AVAILABLE
 
 
@@ -174,11 +207,14 @@ class Coordinator:
         table_rng: Callable[[int], random.Random | None] | None = None,
         hand_gap: float | None = None,
         journal: bool = False,
+        toml: str = "",
     ) -> None:
         """``number`` is the tournament's number in the store: its tables are numbered from
         ``number * 1_000_000``; ``rng`` decides seats and draws (the OS CSPRNG by default),
         ``table_rng(table_id)`` gives a table its shuffler (``None``: the OS CSPRNG)."""
         self.config = config
+        self.toml = toml  # the definition as written (operators see it)
+        self.seen: set[str] = set()  # players connected since they registered or the server started
         self.name = name
         self.number = number
         self.store = store
@@ -402,6 +438,9 @@ class Coordinator:
             if message.request_id is not None:
                 self._reply(caller, Ack(request_id=message.request_id))
             return
+        if isinstance(message, OperatorRequest):
+            await self._operate(request, message, now)
+            return
         player = caller.player
         if player is None:
             request_id = getattr(message, "request_id", None)
@@ -411,8 +450,12 @@ class Coordinator:
                 Error(code=code, message="only players may do that", request_id=request_id, fatal=False),
             )
             return
+        self.seen.add(player)
         if isinstance(message, SitOut | SitIn):
             await self._sit(caller, player, isinstance(message, SitOut), message.request_id, request, now)
+            return
+        if isinstance(message, DealRequest):
+            await self._deal(caller, player, message, now)
             return
         if not isinstance(message, Register | Unregister | Rebuy | DeclineRebuy | AddOn):
             return
@@ -437,6 +480,225 @@ class Coordinator:
         ack = Ack(request_id=message.request_id)
         self._remember(key, ack)
         self._reply(caller, ack)
+
+    async def _deal(self, caller: Caller, player: str, message: DealRequest, now: float) -> None:
+        """DEAL-1..4: a player at the final table asks, proposes, accepts or walks away."""
+        value: inputs.AnyInput
+        if isinstance(message, DealAsk):
+            value = inputs.DealAsk(now=now, player=player)
+        elif isinstance(message, DealPropose):
+            if self.director.table_of(player) is None:
+                raise_refusal = d.NotPlaying(f"{player} is not at the final table")
+                self._refuse(caller, raise_refusal, message.request_id)
+                return
+            method = DealMethod.ICM if message.method is kinds.DealMethod.ICM else DealMethod.CHIP_CHOP
+            value = inputs.DealPropose(now=now, method=method, left_to_play=message.left_to_play_cents)
+        elif isinstance(message, DealAccept):
+            value = inputs.DealAccept(now=now, player=player)
+        else:
+            value = inputs.DealAbandon(now=now, player=player)
+        try:
+            commands = await self._give(value)
+        except (d.DirectorError, DealError) as error:
+            self._refuse(caller, error, message.request_id)
+            return
+        await self._dispatch(commands, now)
+        self._reply(caller, Ack(request_id=message.request_id))
+
+    # -- operators ---------------------------------------------------------------------------------
+
+    async def _operate(self, request: Request, message: OperatorRequest, now: float) -> None:
+        """An operator's command for this tournament: carried out through the director's inputs
+        (journaled like any other), answered, and noted in the operators' event stream."""
+        caller = request.caller
+        operator = caller.operator
+        if isinstance(message, OpSubscribe | OpUnsubscribe):  # the gateway answers these
+            return
+        if operator is None:
+            self._reply(
+                caller,
+                Error(
+                    code=ErrorCode.FORBIDDEN,
+                    message="only an operator's connection may do that",
+                    request_id=message.request_id,
+                    fatal=False,
+                ),
+            )
+            return
+        key = (f"operator:{operator}", message.request_id)
+        if key in self.replies:
+            self._reply(caller, self.replies[key])
+            return
+        director = self.director
+        reply: ServerMessage = Ack(request_id=message.request_id)
+        did = type(message).__name__
+        try:
+            if isinstance(message, OpTournamentShow):
+                reply = self.op_tournament(message.request_id)
+                did = ""
+            elif isinstance(message, OpTournamentResults):
+                reply = self.op_results(message.request_id)
+                did = ""
+            elif isinstance(message, OpTournamentStart):
+                await self._dispatch(await self._give(inputs.StartNow(now=now)), now)
+                did = "started the tournament now"
+            elif isinstance(message, OpTournamentPause):
+                await self._dispatch(await self._give(inputs.Pause(now=now)), now)
+                did = "paused the tournament"
+            elif isinstance(message, OpTournamentResume):
+                await self._dispatch(await self._give(inputs.Resume(now=now)), now)
+                did = "resumed the tournament"
+            elif isinstance(message, OpTournamentCancel):
+                method = (
+                    InMoneyMethod.ICM if message.in_money is kinds.InMoneyMethod.ICM else InMoneyMethod.CHIPS
+                )
+                await self._dispatch(await self._give(inputs.Cancel(now=now, in_money=method)), now)
+                did = f"cancelled the tournament (in the money: {method.value})"
+            elif isinstance(message, OpTournamentEdit):
+                if message.toml is not None:
+                    raise d.DirectorError("a new definition is taken by the server, not the tournament")
+                if message.start_ms is None:
+                    raise d.DirectorError("nothing to change: give a new definition or start time")
+                start = message.start_ms / 1000
+                await self._dispatch(await self._give(inputs.Reschedule(now=now, start_at=start)), now)
+                await self._reschedule_record(start)
+                reply = self.op_tournament(message.request_id)
+                did = f"moved the start to {dt.datetime.fromtimestamp(start, dt.UTC).isoformat()}"
+            elif isinstance(message, OpPlayerRegister):
+                await self.store.players.get_by_id(message.player)  # UnknownPlayer: not_found
+                await self._buy(message.player, now, director.preview_register, "register")
+                did = f"registered {message.player}"
+            elif isinstance(message, OpPlayerUnregister):
+                await self._dispatch(await self._give(inputs.Unregister(now=now, player=message.player)), now)
+                did = f"unregistered {message.player} (refunded)"
+            elif isinstance(message, OpRemoveNoShows):
+                if director.status is not d.Status.REGISTERING:
+                    raise d.WrongStatus(
+                        "no-shows are removed before the start; after it absent players are blinded "
+                        "off (CLK-2): disqualify one to remove them"
+                    )
+                gone = [p for p in director.registration.registered if p not in self.seen]
+                for player in gone:
+                    await self._dispatch(await self._give(inputs.Unregister(now=now, player=player)), now)
+                did = f"removed {len(gone)} no-shows ({', '.join(gone) or 'none'})"
+            elif isinstance(message, OpPenalize):
+                value: inputs.AnyInput = inputs.Penalize(now=now, player=message.player, hands=message.hands)
+                await self._dispatch(await self._give(value), now)
+                did = f"penalized {message.player}: {message.hands} hands out"
+            elif isinstance(message, OpDisqualify):
+                await self._dispatch(await self._give(inputs.Disqualify(now=now, player=message.player)), now)
+                did = f"disqualified {message.player}"
+            elif isinstance(message, OpSitOut):
+                if director.table_of(message.player) is None:
+                    raise d.NotPlaying(f"{message.player} has no seat in {self.config.id}")
+                value = inputs.SitOut(now=now, player=message.player, absent=message.away)
+                await self._dispatch(await self._give(value), now)
+                table_id = director.table_of(message.player)
+                if table_id is not None:
+                    as_player = Caller(caller.session_id, message.player)
+                    sit: SitOut | SitIn = (
+                        SitOut(tournament_id=self.config.id)
+                        if message.away
+                        else SitIn(tournament_id=self.config.id)
+                    )
+                    self._send(table_inbox(table_id), Request(as_player, sit, request.received_at))
+                did = f"sat {message.player} {'out' if message.away else 'in'}"
+            elif isinstance(message, OpMessage):
+                self._notice(message, now)
+                where = (
+                    f"table {message.table_id}"
+                    if message.table_id is not None
+                    else message.player or "every player"
+                )
+                did = f"sent a message to {where}"
+            else:
+                raise d.DirectorError(f"{type(message).__name__} is not a tournament's to answer")
+        except (
+            RegistrationError,
+            d.DirectorError,
+            DealError,
+            LedgerInsufficientFunds,
+            UnknownPlayer,
+        ) as error:
+            self._remember(key, self._refuse(caller, error, message.request_id))
+            return
+        self._remember(key, reply)
+        self._reply(caller, reply)
+        if did:
+            self._op_event(
+                kinds.OperatorEventKind.COMMAND, did, now, operator=operator, command=_wire_type(message)
+            )
+
+    async def _reschedule_record(self, start: float) -> None:
+        try:
+            await self.store.tournaments.reschedule(self.config.id, dt.datetime.fromtimestamp(start, dt.UTC))
+        except StoreError as error:
+            log.warning("%s: new start not recorded: %s", self.config.id, error)
+        self.publish_lobby()
+
+    def _notice(self, message: OpMessage, now: float) -> None:
+        notice = Notice(
+            tournament_id=self.config.id,
+            table_id=message.table_id,
+            text=message.text,
+            at_ms=milliseconds(now),
+        )
+        if message.player is not None:
+            self.bus.publish(player_channel(message.player), ToPlayer(notice))
+        elif message.table_id is not None:
+            if not self.director.has_table(message.table_id):
+                raise d.DirectorError(f"no table {message.table_id} in {self.config.id}")
+            for seated in self.director.table(message.table_id).players:
+                self.bus.publish(player_channel(seated.player), ToPlayer(notice))
+        else:  # its players follow the tournament's channel, as do its observers
+            self.bus.publish(tournament_channel(self.config.id), ToSession(notice))
+
+    def op_tournament(self, request_id: str) -> OpTournament:
+        director = self.director
+        return OpTournament(
+            request_id=request_id,
+            tournament=announcements.summary(director, self.name),
+            state=announcements.state(director),
+            toml=self.toml,
+            players=announcements.players(director),
+        )
+
+    def op_results(self, request_id: str) -> OpResults:
+        director = self.director
+        return OpResults(
+            request_id=request_id,
+            tournament_id=self.config.id,
+            status=announcements.STATUSES[director.status],
+            prize_pool_cents=max(director.prize_pool, director.registration.pool_contributions),
+            results=announcements.results(director),
+        )
+
+    def _op_event(self, kind: kinds.OperatorEventKind, text: str, now: float, **fields: object) -> None:
+        event = OpEvent(
+            tournament_id=self.config.id,
+            kind=kind,
+            at_ms=milliseconds(now),
+            text=text,
+            **fields,  # type: ignore[arg-type]
+        )
+        self.bus.publish(OPERATORS, ToSession(event))
+        self.bus.publish(operators_channel(self.config.id), ToSession(event))
+
+    def _status_event(self, status: kinds.TournamentStatus, now: float) -> None:
+        self._op_event(OpKind.STATUS, f"{self.config.id} is {status.value}", now, status=status)
+
+    def _paid_events(self, transfers: Iterable[Transfer], now: float) -> None:
+        for transfer in transfers:
+            if transfer.reason in _PAYOUTS and transfer.target.startswith("player:"):
+                player = Account.parse(transfer.target).player_id
+                self._op_event(
+                    OpKind.PAID,
+                    f"{player} was paid {transfer.amount} cents ({transfer.reason.value})",
+                    now,
+                    player=player,
+                    cents=transfer.amount,
+                    reason=transfer.reason.value,
+                )
 
     def _remember(self, key: tuple[str, str], reply: ServerMessage) -> None:
         self.replies[key] = reply
@@ -487,6 +749,8 @@ class Coordinator:
         self._send(table_inbox(table_id), request)  # the table marks the seat and acknowledges
 
     def _hello(self, caller: Caller) -> None:
+        if caller.player is not None:
+            self.seen.add(caller.player)
         try:
             self._tell_where(caller)
         finally:
@@ -542,6 +806,9 @@ class Coordinator:
         except d.DirectorError as error:
             log.error(
                 "%s: hand %s at table %s refused: %s", self.config.id, done.hand_number, done.table_id, error
+            )
+            self._op_event(
+                OpKind.ERROR, f"hand {done.hand_number} at table {done.table_id} refused: {error}", now
             )
             return
         # the hand's history goes in with its result: stored exactly when the tournament knows it
@@ -620,6 +887,7 @@ class Coordinator:
                 accounts.update(t.source for t in command.transfers)
                 accounts.update(t.target for t in command.transfers)
                 lobby_changed = True
+                self._paid_events(command.transfers, now)
             elif isinstance(command, d.DealHand):
                 deals.append(command)
             elif isinstance(command, d.TableOpened):
@@ -666,9 +934,16 @@ class Coordinator:
                 )
                 to_players.append((command.player, self._registration(status, command.waiting_position)))
                 lobby_changed = True
+                where = f" (waiting, {command.waiting_position})" if command.waiting_position else ""
+                self._op_event(
+                    OpKind.REGISTERED, f"{command.player} registered{where}", now, player=command.player
+                )
             elif isinstance(command, d.PlayerUnregistered):
                 to_players.append((command.player, self._registration(kinds.RegistrationStatus.UNREGISTERED)))
                 lobby_changed = True
+                self._op_event(
+                    OpKind.UNREGISTERED, f"{command.player} unregistered", now, player=command.player
+                )
             elif isinstance(command, d.PlayerPromoted):
                 to_players.append((command.player, self._registration(kinds.RegistrationStatus.REGISTERED)))
             elif isinstance(command, d.RebuyOffered):
@@ -683,6 +958,14 @@ class Coordinator:
                 to_players.append((command.player, unseat))
                 to_players.append((command.player, self._registration(kinds.RegistrationStatus.ELIMINATED)))
                 state_changed = lobby_changed = True
+                self._op_event(
+                    OpKind.ELIMINATED,
+                    f"{command.player} finished {command.place}, prize {command.prize} cents",
+                    now,
+                    player=command.player,
+                    place=command.place,
+                    cents=command.prize,
+                )
             elif isinstance(command, d.PlayerDisqualified):
                 table_id = self._last_table_of(command.player)
                 if table_id is not None:
@@ -691,9 +974,11 @@ class Coordinator:
                 state_changed = lobby_changed = True
             elif isinstance(command, d.TournamentStarted):
                 await self._status(TournamentStatus.RUNNING)
+                self._status_event(kinds.TournamentStatus.RUNNING, now)
                 state_changed = lobby_changed = True
             elif isinstance(command, d.TournamentEnded):
                 await self._status(TournamentStatus.FINISHED)
+                self._status_event(kinds.TournamentStatus.FINISHED, now)
                 for table_id in list(self.actors):
                     closed.add(table_id)
                     touched.add(table_id)
@@ -709,6 +994,7 @@ class Coordinator:
                 state_changed = lobby_changed = True
             elif isinstance(command, d.TournamentCancelled):
                 await self._status(TournamentStatus.CANCELLED)
+                self._status_event(kinds.TournamentStatus.CANCELLED, now)
                 for table_id in list(self.actors):
                     closed.add(table_id)
                     touched.add(table_id)
@@ -908,6 +1194,16 @@ class Coordinator:
                 )
         if self.tasks:
             await asyncio.wait(list(self.tasks), timeout=self.clock.to_wall(0) + 10)
+
+
+OpKind = kinds.OperatorEventKind
+# money leaving the tournament for a player, reported to operators as ``paid``
+_PAYOUTS = frozenset({Reason.PRIZE, Reason.DEAL, Reason.SETTLEMENT, Reason.REFUND, Reason.BOUNTY})
+
+
+def _wire_type(message: object) -> str:
+    """The ``type`` a protocol message has on the wire."""
+    return str(type(message).__struct_config__.tag)  # type: ignore[attr-defined]
 
 
 __all__ = ["Coordinator", "Stop", "error_code"]

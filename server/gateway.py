@@ -60,6 +60,19 @@ from protocol.client_messages import (
 from protocol.codec import SUBPROTOCOLS, Codec, codec_for
 from protocol.errors import ErrorCode, ProtocolError
 from protocol.kinds import GoodbyeReason, RegistrationStatus, Role
+from protocol.operator_requests import (
+    DealAbandon,
+    DealAccept,
+    DealAsk,
+    DealPropose,
+    OpSubscribe,
+    OpTournamentCreate,
+    OpTournamentDelete,
+    OpTournamentEdit,
+    OpTournamentList,
+    OpUnsubscribe,
+)
+from protocol.operator_requests import OperatorRequest as OperatorRequestType
 from protocol.server_messages import (
     Ack,
     Balance,
@@ -80,6 +93,8 @@ from server.bus import Bus, BusError, Subscription
 from server.clock import Clock, milliseconds
 from server.messages import (
     LOBBY,
+    OPERATIONS,
+    OPERATORS,
     Caller,
     Follow,
     HelloAnswered,
@@ -89,6 +104,7 @@ from server.messages import (
     TableFrames,
     ToPlayer,
     ToSession,
+    operators_channel,
     player_channel,
     session_channel,
     table_channel,
@@ -150,6 +166,7 @@ class Session:
         self.ready = asyncio.Event()
         self.following: dict[int, _Following] = {}
         self.tournaments: dict[str, Subscription] = {}
+        self.operator_streams: dict[str, Subscription] = {}  # channel -> subscription (op_subscribe)
         self.subscriptions: list[Subscription] = []
         self.lobby = False
         self.resume: dict[int, int] = {}
@@ -400,6 +417,8 @@ class Gateway:
         session.following.clear()
         for subscription in session.tournaments.values():
             subscription.close()
+        for subscription in session.operator_streams.values():
+            subscription.close()
         for subscription in session.subscriptions:
             subscription.close()
         self.lobby_sessions.discard(session)
@@ -501,7 +520,9 @@ class Gateway:
             if subscription is not None:
                 subscription.close()
             self._ack(session, request_id)
-        elif isinstance(message, Register | Unregister | Rebuy | DeclineRebuy | AddOn | SitOut | SitIn):
+        elif isinstance(message, OperatorRequestType):
+            self._operator_request(session, message, received_at)
+        elif isinstance(message, _TOURNAMENT_REQUESTS):
             address = tournament_inbox(message.tournament_id)
             if not self.bus.has_inbox(address):
                 self._not_found(session, self._no_tournament(message.tournament_id), request_id)
@@ -520,6 +541,46 @@ class Gateway:
             if following is not None:
                 following.subscription.close()
             self._ack(session, request_id)
+
+    def _operator_request(self, session: Session, message: OperatorRequestType, received_at: float) -> None:
+        """Operators only: the event stream here, schedule changes to the server's operations
+        inbox, the rest to the tournament's coordinator (or, for a tournament no coordinator
+        runs any more, to the operations inbox, which reads it from the store)."""
+        request_id = message.request_id
+        if session.role is not Role.OPERATOR:
+            self._refuse(
+                session, ErrorCode.FORBIDDEN, "only an operator's connection may do that", request_id
+            )
+            return
+        if isinstance(message, OpSubscribe | OpUnsubscribe):
+            channel = OPERATORS if message.tournament_id is None else operators_channel(message.tournament_id)
+            current = session.operator_streams.pop(channel, None)
+            if current is not None:
+                current.close()
+            if isinstance(message, OpSubscribe):
+
+                def listener(event: object) -> None:
+                    if isinstance(event, ToSession):
+                        session.send(event.message)
+
+                session.operator_streams[channel] = self.bus.subscribe(channel, listener)
+            self._ack(session, request_id)
+            return
+        request = Request(session.caller, message, received_at)
+        tournament_id = getattr(message, "tournament_id", None)
+        scheduling = isinstance(
+            message, OpTournamentCreate | OpTournamentEdit | OpTournamentDelete | OpTournamentList
+        )
+        if (
+            not scheduling
+            and tournament_id is not None
+            and self.bus.has_inbox(tournament_inbox(tournament_id))
+        ):
+            self.bus.send(tournament_inbox(tournament_id), request)
+        elif self.bus.has_inbox(OPERATIONS):
+            self.bus.send(OPERATIONS, request)
+        else:
+            self._not_found(session, "this server takes no operator requests", request_id)
 
     def _ack(self, session: Session, request_id: str | None) -> None:
         if request_id is not None:
@@ -752,6 +813,23 @@ class Gateway:
             if frame is None:
                 frame = encoded[session.codec.subprotocol] = session.codec.encode(message)
             session.enqueue(frame)
+
+
+# requests a tournament's coordinator answers (players'), and operators' schedule changes
+_TOURNAMENT_REQUESTS = (
+    Register,
+    Unregister,
+    Rebuy,
+    DeclineRebuy,
+    AddOn,
+    SitOut,
+    SitIn,
+    DealAsk,
+    DealPropose,
+    DealAccept,
+    DealAbandon,
+)
+_SCHEDULING = (OpTournamentCreate, OpTournamentEdit, OpTournamentDelete, OpTournamentList)
 
 
 def _request_id(message: ClientMessage) -> str | None:

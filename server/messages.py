@@ -31,7 +31,8 @@ from protocol.server_messages import ServerMessage
 from server.views import Views
 
 LOBBY = "lobby"
-OPERATORS = "operators"
+OPERATORS = "operators"  # the operators' event stream, every tournament's
+OPERATIONS = "operations"  # the server's inbox for operator requests no tournament answers
 
 
 def tournament_inbox(tournament_id: str) -> str:
@@ -40,6 +41,11 @@ def tournament_inbox(tournament_id: str) -> str:
 
 def tournament_channel(tournament_id: str) -> str:
     return f"tournament:{tournament_id}:events"
+
+
+def operators_channel(tournament_id: str) -> str:
+    """One tournament's part of the operators' event stream (everything also goes to OPERATORS)."""
+    return f"operators:{tournament_id}"
 
 
 def table_inbox(table_id: int) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from protocol import client_messages as c
 from protocol import kinds
+from protocol import operator_requests as o
 from protocol import server_messages as s
 from protocol import table_events as t
 from protocol import tournament_events as e
@@ -47,7 +48,41 @@ CLIENT: list[Message] = [
     c.SitOut(tournament_id="sunday-major"),
     c.SitIn(tournament_id="sunday-major", request_id="back-1"),
     c.Chat(table_id=12, text="nice hand"),
+    o.DealAsk(tournament_id="sunday-major", request_id="deal-1"),
+    o.DealPropose(
+        tournament_id="sunday-major",
+        request_id="deal-2",
+        method=kinds.DealMethod.ICM,
+        left_to_play_cents=200_000,
+    ),
+    o.DealAccept(tournament_id="sunday-major", request_id="deal-3"),
+    o.DealAbandon(tournament_id="sunday-major", request_id="deal-4"),
 ]
+
+OPERATOR: list[Message] = [
+    o.OpTournamentCreate(
+        request_id="op-1", toml='id = "friday-turbo"\nname = "Friday Turbo"\n...', start_ms=NOW
+    ),
+    o.OpTournamentEdit(request_id="op-2", tournament_id="friday-turbo", start_ms=NOW + 3_600_000),
+    o.OpTournamentDelete(request_id="op-3", tournament_id="friday-turbo"),
+    o.OpTournamentList(request_id="op-4"),
+    o.OpTournamentShow(request_id="op-5", tournament_id="sunday-major"),
+    o.OpTournamentStart(request_id="op-6", tournament_id="sunday-major"),
+    o.OpTournamentPause(request_id="op-7", tournament_id="sunday-major"),
+    o.OpTournamentResume(request_id="op-8", tournament_id="sunday-major"),
+    o.OpTournamentCancel(request_id="op-9", tournament_id="sunday-major", in_money=kinds.InMoneyMethod.ICM),
+    o.OpTournamentResults(request_id="op-10", tournament_id="sunday-major"),
+    o.OpPlayerRegister(request_id="op-11", tournament_id="sunday-major", player="alice"),
+    o.OpPlayerUnregister(request_id="op-12", tournament_id="sunday-major", player="alice"),
+    o.OpRemoveNoShows(request_id="op-13", tournament_id="sunday-major"),
+    o.OpPenalize(request_id="op-14", tournament_id="sunday-major", player="bob", hands=3),
+    o.OpDisqualify(request_id="op-15", tournament_id="sunday-major", player="bob"),
+    o.OpSitOut(request_id="op-16", tournament_id="sunday-major", player="carol", away=True),
+    o.OpMessage(request_id="op-17", tournament_id="sunday-major", text="Break in 5 minutes", table_id=12),
+    o.OpSubscribe(request_id="op-18", tournament_id="sunday-major"),
+    o.OpUnsubscribe(request_id="op-19"),
+]
+CLIENT += OPERATOR
 
 LEGAL = t.LegalView(can_fold=True, can_check=False, call_amount=200, min_raise_to=400, max_raise_to=2950)
 
@@ -136,6 +171,27 @@ TOURNAMENT_EVENTS: list[e.TournamentEventBody] = [
         ]
     ),
     e.Cancelled(kind=kinds.SettlementKind.ROLLBACK),
+    e.DealTalks(
+        phase=kinds.DealPhase.NEGOTIATING,
+        players=["alice", "carol"],
+        asked=["alice", "carol"],
+        accepted=["alice"],
+        method=kinds.DealMethod.ICM,
+        shares=[
+            e.DealShare(player="alice", chips=7_500_000, cents=2_150_000),
+            e.DealShare(player="carol", chips=4_500_000, cents=1_650_000),
+        ],
+        left_to_play_cents=200_000,
+        remaining_cents=4_000_000,
+    ),
+    e.DealDone(
+        shares=[
+            e.DealShare(player="alice", chips=0, cents=2_150_000),
+            e.DealShare(player="carol", chips=0, cents=1_650_000),
+        ],
+        left_to_play_cents=200_000,
+        ends=False,
+    ),
 ]
 
 SUMMARY = s.TournamentSummary(
@@ -266,6 +322,60 @@ SERVER: list[Message] = [
         hand_for_hand=False,
     ),
     *(s.TournamentEvent(tournament_id="sunday-major", event=event) for event in TOURNAMENT_EVENTS),
+    s.Notice(tournament_id="sunday-major", table_id=12, text="Break in 5 minutes", at_ms=NOW),
+    s.OpTournaments(request_id="op-4", tournaments=[SUMMARY]),
+    s.OpTournament(
+        request_id="op-5",
+        tournament=SUMMARY,
+        state=None,
+        toml='id = "sunday-major"\nname = "Sunday Major $100"\n...',
+        players=[
+            s.OpPlayer(
+                player="alice",
+                status=kinds.RegistrationStatus.PLAYING,
+                table_id=12,
+                seat=3,
+                chips=31_500,
+                away=False,
+                place=None,
+                prize_cents=None,
+            ),
+            s.OpPlayer(
+                player="bob",
+                status=kinds.RegistrationStatus.ELIMINATED,
+                table_id=None,
+                seat=None,
+                chips=None,
+                away=False,
+                place=950,
+                prize_cents=0,
+            ),
+        ],
+    ),
+    s.OpResults(
+        request_id="op-10",
+        tournament_id="sunday-major",
+        status=kinds.TournamentStatus.FINISHED,
+        prize_pool_cents=12_000_000,
+        results=[e.PlaceResult(place=1, players=["alice"], prize_cents=2_500_000)],
+    ),
+    s.OpEvent(
+        tournament_id="sunday-major",
+        kind=kinds.OperatorEventKind.PAID,
+        at_ms=NOW,
+        text="bob was paid 48000 cents (prize)",
+        player="bob",
+        cents=48_000,
+        reason="prize",
+    ),
+    s.OpEvent(
+        tournament_id="sunday-major",
+        kind=kinds.OperatorEventKind.COMMAND,
+        at_ms=NOW,
+        text="paused the tournament",
+        operator="floor-1",
+        command="op_tournament_pause",
+    ),
 ]
 
 

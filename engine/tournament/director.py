@@ -782,6 +782,11 @@ class Director:
     def time_banks(self, player: str) -> int:
         return self._banks.get(player, 0) + self._bank_offset
 
+    @property
+    def prizes_paid(self) -> dict[str, int]:
+        """Cents posted to each player so far: prizes and deal shares."""
+        return dict(self._prizes_posted)
+
     def chips_in_play(self) -> int:
         """Every stack at every table (O(tables)); with chips bought but not yet added."""
         owed = sum(chips for items in self._owed.values() for chips, _ in items)
@@ -916,6 +921,31 @@ class Director:
         for table_id in sorted(self._tables):
             self._settle_table(table_id, now)
         return self._flush()
+
+    def reschedule(self, now: float, start_at: float) -> list[Command]:
+        """Before the start: the tournament starts at ``start_at`` instead (not in the past)."""
+        if self.status is not Status.REGISTERING:
+            raise WrongStatus(f"tournament {self.config.id} is {self.status}, not registering")
+        if start_at < now:
+            raise DirectorError(f"a tournament cannot be moved to a time already past ({start_at} < {now})")
+        self._move_start(start_at)
+        return self._flush()
+
+    def _move_start(self, start_at: float) -> None:
+        registration = self.registration
+        registration.start_wall_seconds += int(start_at - registration.start_at)
+        registration.start_at = start_at
+        self.clock = clock_for(self.config, start_wall_seconds=registration.start_wall_seconds)
+        self._level_at_cache = None
+
+    def start_now(self, now: float) -> list[Command]:
+        """An operator's "start now", before the scheduled time: the start moves to ``now`` (the
+        level clock, the breaks and late registration count from it), then ``start``."""
+        if self.status is not Status.REGISTERING:
+            raise WrongStatus(f"tournament {self.config.id} is {self.status}, not registering")
+        if now < self.registration.start_at:
+            self._move_start(now)
+        return self.start(now)
 
     def tick(self, now: float) -> list[Command]:
         """The clock reached ``now``: the scheduled start, breaks, levels, windows, deadlines."""

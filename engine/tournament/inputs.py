@@ -60,6 +60,16 @@ class Tick(Input, frozen=True, kw_only=True, tag="tick"):
     """The clock reached ``now`` (levels, breaks, the start, registration closing)."""
 
 
+class StartNow(Input, frozen=True, kw_only=True, tag="start_now"):
+    """An operator starts the tournament before its scheduled time."""
+
+
+class Reschedule(Input, frozen=True, kw_only=True, tag="reschedule"):
+    """An operator moves the start (before it) to ``start_at``."""
+
+    start_at: float
+
+
 class HandEnded(Input, frozen=True, kw_only=True, tag="hand_ended"):
     table_id: int
     stacks: dict[int, int]  # seat -> chips at the end of the hand
@@ -132,6 +142,8 @@ AnyInput = (
     | DeclineRebuy
     | AddOn
     | Tick
+    | StartNow
+    | Reschedule
     | HandEnded
     | Recover
     | Pause
@@ -177,6 +189,10 @@ def apply(director: Director, value: AnyInput) -> list[Command]:
             return director.add_on(value.player, now, value.balance)
         case Tick():
             return director.tick(now)
+        case StartNow():
+            return director.start_now(now)
+        case Reschedule():
+            return director.reschedule(now, value.start_at)
         case HandEnded():
             return director.hand_ended(
                 value.table_id, dict(value.stacks), now, banks_spent=dict(value.banks_spent)

@@ -135,6 +135,12 @@ class Journal:
             )
         return [StoredSnapshot(tournament_id, row["seq"], row["format"], bytes(row["data"])) for row in rows]
 
+    async def drop(self, tournament_id: str) -> None:
+        """Forget a tournament's journal (its definition is replaced before anyone entered)."""
+        async with self._pool.acquire(timeout=self._timeout) as conn, conn.transaction():
+            await conn.execute("DELETE FROM director_inputs WHERE tournament_id = $1", tournament_id)
+            await conn.execute("DELETE FROM director_snapshots WHERE tournament_id = $1", tournament_id)
+
     async def prune(self, tournament_id: str) -> None:
         """Drop the entries and snapshots older than the second newest snapshot (the fallback
         needs that one and every entry after it)."""

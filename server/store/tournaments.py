@@ -203,6 +203,45 @@ class Tournaments:
             raise UnknownTournament(f"no tournament has id {tournament_id!r}")
         return _tournament(row)
 
+    async def reschedule(self, tournament_id: str, starts_at: datetime) -> None:
+        """A new start time, before the start (announced or registering)."""
+        async with self._pool.acquire(timeout=self._timeout) as conn:
+            done = await conn.execute(
+                "UPDATE tournaments SET starts_at = $2, updated_at = now() "
+                "WHERE id = $1 AND status IN ('announced', 'registering')",
+                tournament_id,
+                starts_at,
+                timeout=self._timeout,
+            )
+        if done != "UPDATE 1":
+            raise TournamentError(f"tournament {tournament_id!r} cannot be moved: unknown or already started")
+
+    async def redefine(self, tournament_id: str, config_toml: str, starts_at: datetime | None) -> Tournament:
+        """A new definition (and start time, if given) for a tournament before its start; the id
+        in ``config_toml`` must stay the same. Nobody must have entered: the caller checks."""
+        config = parse_config(config_toml)
+        if config.id != tournament_id:
+            raise TournamentError(f"the new definition names {config.id!r}, not {tournament_id!r}")
+        if not is_storable(config.name + config_toml):
+            raise TournamentError("a definition is UTF-8 text without NUL")
+        async with self._pool.acquire(timeout=self._timeout) as conn:
+            done = await conn.execute(
+                "UPDATE tournaments SET config_toml = $2, name = $3, config = $4::jsonb, "
+                "starts_at = coalesce($5, starts_at), updated_at = now() "
+                "WHERE id = $1 AND status IN ('announced', 'registering')",
+                tournament_id,
+                config_toml,
+                config.name,
+                json.dumps(tomllib.loads(config_toml)),
+                starts_at,
+                timeout=self._timeout,
+            )
+        if done != "UPDATE 1":
+            raise TournamentError(
+                f"tournament {tournament_id!r} cannot be changed: unknown or already started"
+            )
+        return await self.get(tournament_id)
+
     async def all(self, status: TournamentStatus | None = None) -> list[Tournament]:
         async with self._pool.acquire(timeout=self._timeout) as conn:
             rows = await conn.fetch(

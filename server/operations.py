@@ -1,0 +1,270 @@
+"""The operators' desk: the requests that change the schedule, and those for tournaments no
+coordinator runs any more, answered by the server (one task, reading the ``operations`` inbox).
+
+- ``op_tournament_create``: the definition is checked (a ``ConfigError`` names the bad field),
+  recorded, and the tournament loaded at once (no waiting for the store to be polled).
+- ``op_tournament_edit`` with a new definition: only while nobody has entered; the coordinator
+  is stopped, its journal dropped, the definition replaced and the tournament loaded again. A new
+  start time alone goes to the running coordinator (the gateway sends it there).
+- ``op_tournament_delete``: only while nobody has entered; the tournament is marked cancelled
+  (the store keeps every tournament it ever had) and leaves the lobby.
+- ``op_tournament_list``: every tournament in the store, running ones as their director has them.
+- ``op_tournament_show`` / ``op_tournament_results`` for a finished or cancelled tournament: its
+  director as the journal has it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import random
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from engine.tournament.config import ConfigError, parse_config
+from engine.tournament.director import Director
+from protocol import kinds
+from protocol.errors import ErrorCode
+from protocol.kinds import OperatorEventKind
+from protocol.operator_requests import (
+    OpTournamentCreate,
+    OpTournamentDelete,
+    OpTournamentEdit,
+    OpTournamentList,
+    OpTournamentResults,
+    OpTournamentShow,
+)
+from protocol.server_messages import (
+    Ack,
+    Error,
+    LobbyRemoved,
+    OpEvent,
+    OpResults,
+    OpTournament,
+    OpTournaments,
+    ServerMessage,
+    TournamentSummary,
+)
+from server import announcements
+from server.clock import milliseconds
+from server.messages import (
+    LOBBY,
+    OPERATIONS,
+    OPERATORS,
+    Request,
+    ToSession,
+    operators_channel,
+    session_channel,
+)
+from server.recovery import load_director
+from server.store.errors import StoreError, TournamentError, UnknownTournament
+from server.store.tournaments import Tournament, TournamentStatus
+
+if TYPE_CHECKING:
+    from server.app import FeltServer
+
+log = logging.getLogger("feltd.operations")
+
+DEFAULT_START_SECONDS = 300.0  # a tournament created without a start time starts in five minutes
+
+
+class Refused(Exception):
+    """An operator request the desk says no to: the code and the reason go back as ``error``."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class OperationsDesk:
+    """See the module docstring."""
+
+    def __init__(self, server: FeltServer) -> None:
+        self.server = server
+        self.inbox = server.bus.open_inbox(OPERATIONS, 10_000)
+
+    async def run(self) -> None:
+        try:
+            while True:
+                message = await self.inbox.get()
+                if isinstance(message, Request):
+                    await self._answer(message)
+        finally:
+            self.server.bus.close_inbox(OPERATIONS)
+
+    async def _answer(self, request: Request) -> None:
+        message = request.message
+        caller = request.caller
+        request_id = getattr(message, "request_id", None)
+        try:
+            if caller.operator is None:
+                raise Refused(ErrorCode.FORBIDDEN, "only an operator's connection may do that")
+            reply = await self._handle(message, caller.operator)
+        except Refused as refused:
+            reply = Error(code=refused.code, message=str(refused), request_id=request_id, fatal=False)
+        except (TournamentError, ConfigError, ValueError) as error:
+            reply = Error(
+                code=ErrorCode.INVALID_FIELD, message=str(error), request_id=request_id, fatal=False
+            )
+        except StoreError as error:
+            log.error("operator request %s failed: %s", type(message).__name__, error)
+            reply = Error(code=ErrorCode.SERVER_BUSY, message=str(error), request_id=request_id, fatal=False)
+        self.server.bus.publish(session_channel(caller.session_id), ToSession(reply))
+
+    async def _handle(self, message: object, operator: str) -> ServerMessage:
+        server = self.server
+        store = server.store
+        if isinstance(message, OpTournamentList):
+            records = await store.tournaments.all()
+            return OpTournaments(
+                request_id=message.request_id, tournaments=[self._summary(r) for r in records]
+            )
+        if isinstance(message, OpTournamentCreate):
+            config = parse_config(message.toml)  # ConfigError: invalid_field, naming the field
+            now = server.clock.now()
+            start = message.start_ms / 1000 if message.start_ms is not None else now + DEFAULT_START_SECONDS
+            if start < now:
+                raise Refused(ErrorCode.INVALID_FIELD, "start_ms is in the past")
+            await store.tournaments.create_from_toml(message.toml, starts_at=_moment(start))
+            await server.load()
+            self._event(config.id, OperatorEventKind.COMMAND, operator, message, f"created {config.id}")
+            return await self._show(message.request_id, config.id)
+        if isinstance(message, OpTournamentEdit):
+            return await self._edit(message, operator)
+        if isinstance(message, OpTournamentDelete):
+            record = await self._record(message.tournament_id)
+            await self._require_empty(record)
+            await server.drop(record.id)
+            await store.tournaments.set_status(record.id, TournamentStatus.CANCELLED)
+            server.bus.publish(LOBBY, LobbyRemoved(tournament_id=record.id))
+            self._event(record.id, OperatorEventKind.COMMAND, operator, message, f"deleted {record.id}")
+            return Ack(request_id=message.request_id)
+        if isinstance(message, OpTournamentShow):
+            return await self._show(message.request_id, message.tournament_id)
+        if isinstance(message, OpTournamentResults):
+            director = await self._director(message.tournament_id)
+            return OpResults(
+                request_id=message.request_id,
+                tournament_id=message.tournament_id,
+                status=announcements.STATUSES[director.status],
+                prize_pool_cents=max(director.prize_pool, director.registration.pool_contributions),
+                results=announcements.results(director),
+            )
+        tournament_id = str(getattr(message, "tournament_id", ""))
+        record = await self._record(tournament_id)
+        raise Refused(
+            ErrorCode.NOT_AVAILABLE,
+            f"tournament {tournament_id!r} is {record.status.value}: it takes no commands now",
+        )
+
+    async def _edit(self, message: OpTournamentEdit, operator: str) -> ServerMessage:
+        server = self.server
+        record = await self._record(message.tournament_id)
+        if record.status not in (TournamentStatus.ANNOUNCED, TournamentStatus.REGISTERING):
+            raise Refused(ErrorCode.NOT_AVAILABLE, f"{record.id} is {record.status.value}: too late to edit")
+        start = None if message.start_ms is None else _moment(message.start_ms / 1000)
+        if start is not None and start.timestamp() < server.clock.now():
+            raise Refused(ErrorCode.INVALID_FIELD, "start_ms is in the past")
+        if message.toml is None:
+            if start is None:
+                raise Refused(
+                    ErrorCode.INVALID_FIELD, "nothing to change: give a new definition or start time"
+                )
+            await server.store.tournaments.reschedule(record.id, start)
+        else:
+            await self._require_empty(record)
+            parse_config(message.toml)
+            await server.drop(record.id)
+            await server.store.journal.drop(record.id)
+            await server.store.tournaments.redefine(record.id, message.toml, start)
+        await server.load()
+        self._event(record.id, OperatorEventKind.COMMAND, operator, message, f"edited {record.id}")
+        return await self._show(message.request_id, record.id)
+
+    async def _require_empty(self, record: Tournament) -> None:
+        if record.status not in (TournamentStatus.ANNOUNCED, TournamentStatus.REGISTERING):
+            raise Refused(ErrorCode.NOT_AVAILABLE, f"{record.id} is {record.status.value}")
+        coordinator = self.server.coordinators.get(record.id)
+        if coordinator is not None and (
+            coordinator.director.registration.registered or coordinator.director.registration.waiting
+        ):
+            raise Refused(
+                ErrorCode.NOT_AVAILABLE,
+                f"{record.id} has entrants: cancel it (they are refunded), or change only its start",
+            )
+
+    async def _record(self, tournament_id: str) -> Tournament:
+        try:
+            return await self.server.store.tournaments.get(tournament_id)
+        except UnknownTournament:
+            raise Refused(ErrorCode.NOT_FOUND, f"no tournament {tournament_id!r}") from None
+
+    async def _director(self, tournament_id: str) -> Director:
+        coordinator = self.server.coordinators.get(tournament_id)
+        if coordinator is not None:
+            return coordinator.director
+        record = await self._record(tournament_id)
+        restored = await load_director(self.server.store.journal, tournament_id)
+        if restored is not None:
+            return restored.director
+        start = record.starts_at.timestamp() if record.starts_at is not None else self.server.clock.now()
+        return Director(parse_config(record.config_toml), start_at=start, rng=random.Random(0))
+
+    async def _show(self, request_id: str, tournament_id: str) -> OpTournament:
+        coordinator = self.server.coordinators.get(tournament_id)
+        if coordinator is not None:
+            return coordinator.op_tournament(request_id)
+        record = await self._record(tournament_id)
+        director = await self._director(tournament_id)
+        summary = announcements.summary(director, record.name)
+        if record.status in (TournamentStatus.ANNOUNCED, TournamentStatus.CANCELLED):
+            summary = _with_status(summary, record.status)
+        return OpTournament(
+            request_id=request_id,
+            tournament=summary,
+            state=announcements.state(director),
+            toml=record.config_toml,
+            players=announcements.players(director),
+        )
+
+    def _summary(self, record: Tournament) -> TournamentSummary:
+        coordinator = self.server.coordinators.get(record.id)
+        if coordinator is not None:
+            return announcements.summary(coordinator.director, coordinator.name)
+        try:
+            config = parse_config(record.config_toml)
+        except ConfigError:
+            config = None
+        start = record.starts_at.timestamp() if record.starts_at is not None else 0.0
+        if config is None:
+            log.warning("tournament %s: its stored definition no longer parses", record.id)
+            raise Refused(ErrorCode.INTERNAL, f"tournament {record.id}'s definition no longer parses")
+        summary = announcements.summary(Director(config, start_at=start, rng=random.Random(0)), record.name)
+        return _with_status(summary, record.status)
+
+    def _event(
+        self, tournament_id: str, kind: OperatorEventKind, operator: str, message: object, text: str
+    ) -> None:
+        event = OpEvent(
+            tournament_id=tournament_id,
+            kind=kind,
+            at_ms=milliseconds(self.server.clock.now()),
+            text=text,
+            operator=operator,
+            command=str(type(message).__struct_config__.tag),  # type: ignore[attr-defined]
+        )
+        self.server.bus.publish(OPERATORS, ToSession(event))
+        self.server.bus.publish(operators_channel(tournament_id), ToSession(event))
+
+
+def _moment(seconds: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(seconds, dt.UTC)
+
+
+def _with_status(summary: TournamentSummary, status: TournamentStatus) -> TournamentSummary:
+    """The summary with the status the store records (a tournament no director runs)."""
+    return msgspec.structs.replace(summary, status=kinds.TournamentStatus(status.value))
+
+
+__all__ = ["OperationsDesk", "Refused"]
