@@ -53,6 +53,7 @@ from protocol.kinds import ActionKind
 from server.recovery import load_director
 from server.store.connection import Store, open_store
 from server.store.databases import create_database, drop_database
+from server.store.errors import StoreError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -101,6 +102,10 @@ class ServerProcess:
             repr(self.anchor),
             "--database-url",
             self.database_url,
+            # snapshots every few hands: restarts land between snapshots taken mid-hand, and
+            # the journal is pruned as it goes
+            "--snapshot-every",
+            "15",
         ]
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
@@ -284,7 +289,11 @@ async def check(store: Store, tournament_id: str, toml: str, findings: Findings,
     if not ledger.ok:
         findings.problems.append(f"{tournament_id}: ledger check: {ledger.problems[:3]}")
         verdicts.append("LEDGER BAD")
-    restored = await load_director(store.journal, tournament_id)
+    try:
+        restored = await load_director(store.journal, tournament_id)
+    except (ValueError, StoreError) as error:  # JournalError, DirectorError: it does not replay
+        findings.problems.append(f"{tournament_id}: the journal does not replay: {error!r}")
+        return "JOURNAL BAD"
     if restored is None:
         return "no journal yet"
     director = restored.director

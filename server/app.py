@@ -20,7 +20,7 @@ from engine.tournament.config import ConfigError, parse_config
 from engine.tournament.director import Status
 from server.bus import BusError, LocalBus
 from server.clock import Clock, RealClock
-from server.coordinator import Coordinator, Stop
+from server.coordinator import RESUME_LIMIT_SECONDS, SNAPSHOT_EVERY, Coordinator, Stop
 from server.gateway import RATE_PER_SECOND, Gateway
 from server.messages import tournament_inbox
 from server.metrics import Metrics
@@ -48,6 +48,8 @@ class FeltServer:
         hand_gap: float | None = None,
         heartbeat_seconds: int = 20,
         journal: bool = False,
+        resume_limit: float = RESUME_LIMIT_SECONDS,
+        snapshot_every: int = SNAPSHOT_EVERY,
     ) -> None:
         """``director_rng(tournament_id)`` and ``table_rng(table_id)`` give seeded generators in
         tests (``None``, the default: the OS CSPRNG); ``hand_gap`` overrides the pause between
@@ -61,6 +63,8 @@ class FeltServer:
         self.table_rng = table_rng
         self.hand_gap = hand_gap
         self.journal = journal  # coordinators note every director input (tests replay them)
+        self.resume_limit = resume_limit  # a tournament down longer is settled by CANCEL-1
+        self.snapshot_every = snapshot_every  # journal entries between two director snapshots
         self.coordinators: dict[str, Coordinator] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.gateway = Gateway(
@@ -135,12 +139,13 @@ class FeltServer:
             hand_gap=self.hand_gap,
             journal=self.journal,
             toml=record.config_toml,
+            snapshot_every=self.snapshot_every,
         )
         # A tournament with a journal was running here before (a crash, a restart): it resumes
         # from its saved director; a new one starts with its first snapshot.
         last_alive = await coordinator.restore()
         if last_alive is not None:
-            await coordinator.resume(last_alive)
+            await coordinator.resume(last_alive, self.resume_limit)
             log.info(
                 "tournament %s resumed from snapshot %s and %d inputs after it",
                 record.id,

@@ -208,12 +208,14 @@ class Coordinator:
         hand_gap: float | None = None,
         journal: bool = False,
         toml: str = "",
+        snapshot_every: int = SNAPSHOT_EVERY,
     ) -> None:
         """``number`` is the tournament's number in the store: its tables are numbered from
         ``number * 1_000_000``; ``rng`` decides seats and draws (the OS CSPRNG by default),
         ``table_rng(table_id)`` gives a table its shuffler (``None``: the OS CSPRNG)."""
         self.config = config
         self.toml = toml  # the definition as written (operators see it)
+        self.snapshot_every = snapshot_every
         self.seen: set[str] = set()  # players connected since they registered or the server started
         self.name = name
         self.number = number
@@ -296,17 +298,17 @@ class Coordinator:
             "%s: %s's %s was cut short by a restart: refunded", self.config.id, intent.player, intent.purchase
         )
 
-    async def resume(self, last_alive: float) -> None:
+    async def resume(self, last_alive: float, limit: float = RESUME_LIMIT_SECONDS) -> None:
         """After ``restore``: open every table again and carry on: the hands that were under way
         are dealt again from their start (CRASH-1), the time the server was down does not count
-        as play; a tournament down longer than ``RESUME_LIMIT_SECONDS`` is settled by CANCEL-1."""
+        as play; a tournament down longer than ``limit`` seconds is settled by CANCEL-1."""
         director = self.director
         now = self.clock.now()
         for table_id in sorted(director.tables):
             self._open_table(table_id, seq_from=milliseconds(now))
             self._update_table(table_id, (), None, False)
         if director.status is d.Status.RUNNING:
-            if now - last_alive > RESUME_LIMIT_SECONDS:
+            if now - last_alive > limit:
                 log.warning("%s: down for %.0f s: cancelled (CANCEL-1)", self.config.id, now - last_alive)
                 value: inputs.AnyInput = inputs.Cancel(now=now)
             else:
@@ -348,7 +350,7 @@ class Coordinator:
                 if wake is not None and self.clock.now() >= wake:
                     at = self.clock.now()
                     await self._dispatch(await self._give(inputs.Tick(now=at)), at)
-                if self.seq - self.snapshot_seq >= SNAPSHOT_EVERY:
+                if self.seq - self.snapshot_seq >= self.snapshot_every:
                     self.save_snapshot()
         finally:
             self.finished.set()

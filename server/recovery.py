@@ -60,6 +60,10 @@ async def load_director(journal: Journal, tournament_id: str) -> Restored | None
         break
     if director is None or base is None:
         return None
+    # A snapshot keeps a table in a hand as it was when the hand began; dealing those hands again
+    # (the same setups: only the deck, which the director never holds, would differ) puts the
+    # director where it was when the snapshot was taken, so the inputs after it apply as they did.
+    director.recover(director.now)
     restored = Restored(director, base.seq, base.seq, director.now)
     for seq, at, data in await journal.entries_after(tournament_id, base.seq):
         if seq != restored.seq + 1:

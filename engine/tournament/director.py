@@ -2167,6 +2167,8 @@ class Director:
         director.deals_done = snapshot.deals_done
         director._continuation = snapshot.continuation
         director._next_table_id = snapshot.next_table_id
+        # before the start no table exists yet: the first one will take the next id
+        director._table_base = snapshot.next_table_id - 1
         director._now = snapshot.now
         for table_id in sorted(director._tables):
             director._reindex(table_id)

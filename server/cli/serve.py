@@ -30,6 +30,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --speed: the accelerated clock reads anchor + (wall time - anchor) x speed, so "
         "servers restarted with the same anchor share one clock (default: the clock starts now)",
     )
+    parser.add_argument(
+        "--resume-limit",
+        type=float,
+        default=20.0,
+        metavar="MINUTES",
+        help="a running tournament the server finds down longer than this at start-up is settled "
+        "by CANCEL-1 instead of resumed (tournament clock minutes)",
+    )
+    parser.add_argument(
+        "--snapshot-every",
+        type=positive,
+        default=500,
+        metavar="N",
+        help="save each tournament's director after every N journal entries (a restart replays "
+        "at most about N inputs)",
+    )
     add_store_arguments(parser)
 
 
@@ -40,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.speed > 0:
         raise CommandError(f"--speed must be > 0, got {args.speed}")
+    if not args.resume_limit > 0:
+        raise CommandError(f"--resume-limit must be > 0 minutes, got {args.resume_limit}")
     return asyncio.run(_run(args))
 
 
@@ -59,7 +77,9 @@ async def _run(args: argparse.Namespace) -> int:
             if args.speed == 1.0 and args.clock_anchor is None
             else ScaledClock(args.speed, anchor=args.clock_anchor)
         )
-        server = FeltServer(store, clock=clock)
+        server = FeltServer(
+            store, clock=clock, resume_limit=args.resume_limit * 60, snapshot_every=args.snapshot_every
+        )
         await server.start(args.host, args.port)
         print(
             f"feltd serving on {server.url} (health: http://{server.host}:{server.port}/healthz)", flush=True

@@ -1,0 +1,217 @@
+"""CRASH-1 and CANCEL-1 after a restart, with the real store: the server stops (the journal is all
+it keeps: hands under way are not in it either way) and a new server on the same database takes
+the tournaments up again. scripts/crash_campaign.py does the same with SIGKILL (its test is
+tests/test_crash_campaign.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from server_harness import Player, Policy, lively, steady, tournament_toml, wait_until
+
+from client.connection import Connection
+from engine.tournament import inputs
+from engine.tournament.transfers import CASHIER, Reason, Transfer, player_account, pool_account
+from protocol.codec import MSGPACK_SUBPROTOCOL
+from server.app import FeltServer
+from server.clock import ScaledClock
+from server.recovery import load_director
+from server.store.connection import Store, open_store
+from server.store.databases import create_database, drop_database
+from server.store.journal import JournalEntry
+from server.store.tournaments import TournamentStatus
+
+SPEED = 20.0
+
+
+@asynccontextmanager
+async def _database(postgres_server_url: str) -> AsyncIterator[Store]:
+    url = await create_database(postgres_server_url, f"feltd_test_crash_{uuid.uuid4().hex[:8]}")
+    try:
+        async with open_store(url, max_size=8) as store:
+            yield store
+    finally:
+        await drop_database(postgres_server_url, url)
+
+
+@asynccontextmanager
+async def _server(store: Store, anchor: float, **options: object) -> AsyncIterator[FeltServer]:
+    server = FeltServer(
+        store,
+        clock=ScaledClock(SPEED, anchor=anchor),
+        poll_seconds=3600,
+        hand_gap=1.0,
+        **options,  # type: ignore[arg-type]
+    )
+    await server.start("127.0.0.1", 0)
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+def _player(server: FeltServer, token: str, tournament_id: str, seed: int, policy: Policy = steady) -> Player:
+    connection = Connection(server.url, token=token, subprotocol=MSGPACK_SUBPROTOCOL)
+    return Player(connection, tournament_id, policy, seed)
+
+
+async def _players(store: Store, names: list[str]) -> dict[str, str]:
+    tokens = {}
+    for name in names:
+        tokens[name] = (await store.players.add(name, player_id=name)).token
+        await store.ledger.post(
+            [Transfer(CASHIER, player_account(name), 100_000, f"deposit:{name}", Reason.DEPOSIT)]
+        )
+    return tokens
+
+
+async def test_crash_1_restart_resumes_the_tournament_from_its_journal(postgres_server_url: str) -> None:
+    """Stopped mid-tournament, a new server rebuilds the director from the journal (the same
+    standings, chips and seats), deals the hands under way again, and the players, reconnecting,
+    play it to its end."""
+    async with _database(postgres_server_url) as store:
+        names = [f"r{n}" for n in range(6)]
+        tokens = await _players(store, names)
+        anchor = time.time()
+        async with _server(store, anchor) as first:
+            start = dt.datetime.fromtimestamp(first.clock.now() + 3 * SPEED, dt.UTC)
+            await store.tournaments.create_from_toml(tournament_toml("resume", players=6), starts_at=start)
+            await first.load()
+            players = [_player(first, tokens[name], "resume", seed) for seed, name in enumerate(names)]
+            playing = [asyncio.create_task(p.run(until=60)) for p in players]
+            director = first.coordinators["resume"].director
+            await wait_until(lambda: director.hands_dealt >= 4, 60, "four hands")
+            before = first.coordinators["resume"].seq
+        for task in playing:
+            task.cancel()
+        await asyncio.gather(*playing, return_exceptions=True)
+        restored = await load_director(store.journal, "resume")
+        assert restored is not None and restored.seq == before
+        assert restored.director.chips_in_play() == restored.director.chips_issued == 6 * 1500
+        async with _server(store, anchor) as second:
+            coordinator = second.coordinators["resume"]
+            assert coordinator.resumed_from is not None
+            again = coordinator.director
+            assert again.status.value == "running"
+            # all-in often: the rest of the tournament takes seconds
+            players = [
+                _player(second, tokens[name], "resume", seed, lively) for seed, name in enumerate(names)
+            ]
+            # players who busted before the stop see no end: wait for the director's
+            playing = [asyncio.create_task(p.run(register=False, until=120)) for p in players]
+            await wait_until(lambda: again.status.value == "finished", 120, "the end")
+            for task in playing:
+                task.cancel()
+            await asyncio.gather(*playing, return_exceptions=True)
+            assert again.status.value == "finished"
+            assert again.standings is not None and again.standings.complete
+        assert (await store.ledger.check()).ok
+        assert (await store.ledger.balances([pool_account("resume")]))[pool_account("resume")] == 0
+        assert (await store.tournaments.get("resume")).status is TournamentStatus.FINISHED
+
+
+async def test_crash_1_a_tournament_down_past_the_resume_limit_is_settled_by_cancel_1(
+    postgres_server_url: str,
+) -> None:
+    """A restart that finds the tournament last alive longer ago than the limit settles it by
+    CANCEL-1 through the ledger: every cent of the pool goes back to players."""
+    async with _database(postgres_server_url) as store:
+        names = [f"c{n}" for n in range(4)]
+        tokens = await _players(store, names)
+        anchor = time.time()
+        async with _server(store, anchor) as first:
+            start = dt.datetime.fromtimestamp(first.clock.now() + 3 * SPEED, dt.UTC)
+            await store.tournaments.create_from_toml(tournament_toml("late", players=4), starts_at=start)
+            await first.load()
+            players = [_player(first, tokens[name], "late", seed) for seed, name in enumerate(names)]
+            playing = [asyncio.create_task(p.run(until=60)) for p in players]
+            director = first.coordinators["late"].director
+            await wait_until(lambda: director.hands_dealt >= 2, 60, "two hands")
+        for task in playing:
+            task.cancel()
+        await asyncio.gather(*playing, return_exceptions=True)
+        # the second server's clock reads an hour later: past the 20-minute limit
+        later = anchor - 3600 / (SPEED - 1)
+        async with _server(store, later) as second:
+            coordinator = second.coordinators.get("late")
+            assert coordinator is None or coordinator.director.status.value == "cancelled"
+        assert (await store.tournaments.get("late")).status is TournamentStatus.CANCELLED
+        balances = await store.ledger.balances()
+        assert balances[pool_account("late")] == 0
+        assert sum(balances[player_account(n)] for n in names) + balances["house"] == 4 * 100_000
+        assert (await store.ledger.check()).ok
+
+
+async def test_crash_1_a_purchase_whose_money_moved_but_was_never_recorded_is_refunded(
+    postgres_server_url: str,
+) -> None:
+    """The journal notes a purchase's intent before its money moves; a crash between the money
+    and the registration leaves the intent alone in the journal, and the restart gives the money
+    back (and a purchase whose money never moved costs nothing)."""
+    async with _database(postgres_server_url) as store:
+        await _players(store, ["buyer", "other"])
+        anchor = time.time()
+        async with _server(store, anchor) as first:
+            start = dt.datetime.fromtimestamp(first.clock.now() + 3600, dt.UTC)
+            await store.tournaments.create_from_toml(tournament_toml("cut", players=9), starts_at=start)
+            await first.load()
+            coordinator = first.coordinators["cut"]
+            now = first.clock.now()
+            moved = coordinator.director.preview_register("buyer", now, 100_000)
+            unmoved = coordinator.director.preview_register("other", now, 100_000)
+            seq = coordinator.seq
+        # what a crash leaves: two intents written, one purchase's money posted, neither recorded
+        for offset, (player, transfers) in enumerate((("buyer", moved), ("other", unmoved)), start=1):
+            intent = inputs.Intent(now=now, player=player, purchase="register", transfers=tuple(transfers))
+            await store.journal.append([JournalEntry("cut", seq + offset, now, inputs.encode(intent))])
+        await store.ledger.post(moved)
+        assert (await store.ledger.balance(player_account("buyer"))) == 100_000 - 1_100
+        async with _server(store, anchor) as second:
+            director = second.coordinators["cut"].director
+            assert not director.registration.is_registered("buyer")
+        balances = await store.ledger.balances()
+        assert balances[player_account("buyer")] == 100_000
+        assert balances[player_account("other")] == 100_000
+        assert balances[pool_account("cut")] == 0 and balances.get("house", 0) == 0
+        assert (await store.ledger.check()).ok
+
+
+async def test_crash_1_a_damaged_newest_snapshot_falls_back_to_the_one_before(
+    postgres_server_url: str,
+) -> None:
+    """The newest director snapshot cannot be read: the one before it and every input after it
+    give the same director."""
+    async with _database(postgres_server_url) as store:
+        names = [f"d{n}" for n in range(6)]
+        tokens = await _players(store, names)
+        anchor = time.time()
+        async with _server(store, anchor) as server:
+            start = dt.datetime.fromtimestamp(server.clock.now() + 2 * SPEED, dt.UTC)
+            await store.tournaments.create_from_toml(tournament_toml("dmg", players=6), starts_at=start)
+            await server.load()
+            coordinator = server.coordinators["dmg"]
+            players = [_player(server, tokens[name], "dmg", seed) for seed, name in enumerate(names)]
+            playing = [asyncio.create_task(p.run(until=60)) for p in players]
+            await wait_until(lambda: coordinator.director.hands_dealt >= 3, 60, "three hands")
+            coordinator.save_snapshot()  # a second snapshot, newer than snapshot 0
+            await wait_until(lambda: not coordinator.tasks, 10, "the snapshot saved")
+            await wait_until(lambda: coordinator.director.hands_dealt >= 5, 60, "five hands")
+            for task in playing:
+                task.cancel()
+            await asyncio.gather(*playing, return_exceptions=True)
+        intact = await load_director(store.journal, "dmg")
+        assert intact is not None and intact.base_seq > 0
+        async with store.pool.acquire() as conn:
+            await conn.execute(
+                "UPDATE director_snapshots SET data = '\\x00ff'::bytea "
+                "WHERE tournament_id = 'dmg' AND seq = $1",
+                intact.base_seq,
+            )
+        fallback = await load_director(store.journal, "dmg")
+        assert fallback is not None and fallback.base_seq < intact.base_seq and fallback.seq == intact.seq
+        assert fallback.director.snapshot() == intact.director.snapshot()
