@@ -294,6 +294,8 @@ class Coordinator:
             for t in intent.transfers
         ]
         await self._post(reversal)
+        keys = tuple(t.idempotency_key for t in intent.transfers)
+        await self._give(inputs.PurchaseUndone(now=self.director.now, player=intent.player, keys=keys))
         log.warning(
             "%s: %s's %s was cut short by a restart: refunded", self.config.id, intent.player, intent.purchase
         )

@@ -17,6 +17,7 @@ from server_harness import Player, Policy, lively, steady, tournament_toml, wait
 from client.connection import Connection
 from engine.tournament import inputs
 from engine.tournament.transfers import CASHIER, Reason, Transfer, player_account, pool_account
+from protocol import client_messages as cm
 from protocol.codec import MSGPACK_SUBPROTOCOL
 from server.app import FeltServer
 from server.clock import ScaledClock
@@ -154,7 +155,7 @@ async def test_crash_1_a_purchase_whose_money_moved_but_was_never_recorded_is_re
     and the registration leaves the intent alone in the journal, and the restart gives the money
     back (and a purchase whose money never moved costs nothing)."""
     async with _database(postgres_server_url) as store:
-        await _players(store, ["buyer", "other"])
+        tokens = await _players(store, ["buyer", "other"])
         anchor = time.time()
         async with _server(store, anchor) as first:
             start = dt.datetime.fromtimestamp(first.clock.now() + 3600, dt.UTC)
@@ -174,10 +175,19 @@ async def test_crash_1_a_purchase_whose_money_moved_but_was_never_recorded_is_re
         async with _server(store, anchor) as second:
             director = second.coordinators["cut"].director
             assert not director.registration.is_registered("buyer")
+            balances = await store.ledger.balances()
+            assert balances[player_account("buyer")] == 100_000
+            assert balances[player_account("other")] == 100_000
+            assert balances[pool_account("cut")] == 0 and balances.get("house", 0) == 0
+            # registering again pays again, under new keys: the refunded ones are spent
+            buyer = _player(second, tokens["buyer"], "cut", 1)
+            await buyer.connection.connect()
+            await buyer.connection.send(cm.Register(tournament_id="cut", request_id="again"))
+            await wait_until(lambda: director.registration.is_registered("buyer"), 20, "the new registration")
+            await buyer.connection.close()
         balances = await store.ledger.balances()
-        assert balances[player_account("buyer")] == 100_000
-        assert balances[player_account("other")] == 100_000
-        assert balances[pool_account("cut")] == 0 and balances.get("house", 0) == 0
+        assert balances[player_account("buyer")] == 100_000 - 1_100
+        assert balances[pool_account("cut")] == 1_000 and balances["house"] == 100
         assert (await store.ledger.check()).ok
 
 

@@ -402,3 +402,17 @@ def test_reg_5_brk_t1_add_on_window_is_the_clocks_add_on_break_after_a_scheduled
     assert reg.can_add_on("p0", window[0], RICH) and not reg.can_add_on("p0", window[1], RICH), (
         f"add-ons are sold in {window} only"
     )
+
+
+def test_crash_1_a_purchase_undone_spends_its_keys() -> None:
+    """A registration refunded before it was recorded (a crash between its money and its record)
+    must not hand the same keys to the next registration: the ledger would take that for a
+    replay and move nothing."""
+    reg = Registration(make_config(), START)
+    first = reg.preview_register("alice", START - 60, RICH)
+    assert reg.preview_register("alice", START - 60, RICH) == first, "a preview changes nothing"
+    reg.purchase_undone("alice", [t.idempotency_key for t in first])
+    second = reg.preview_register("alice", START - 60, RICH)
+    assert {t.idempotency_key for t in second}.isdisjoint(t.idempotency_key for t in first)
+    reg.purchase_undone("bob", [t.idempotency_key for t in first])  # not bob's keys: nothing
+    assert reg.preview_register("bob", START - 60, RICH)[0].idempotency_key.endswith(":1:pool")

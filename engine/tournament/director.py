@@ -841,6 +841,11 @@ class Director:
         self._give_chips(player, self._purchase(outcome), PurchaseKind.REBUY)
         return self._flush()
 
+    def purchase_undone(self, player: str, keys: tuple[str, ...]) -> list[Command]:
+        """A purchase refunded before it was recorded (CRASH-1): its keys are not used again."""
+        self.registration.purchase_undone(player, keys)
+        return self._flush()
+
     def preview_register(self, player: str, now: float, balance: int) -> tuple[Transfer, ...]:
         """What ``register`` would post now, changing nothing (``Registration.preview_register``):
         a server posts it first, then registers (the same keys: the second post moves nothing)."""

@@ -135,6 +135,13 @@ class Intent(Input, frozen=True, kw_only=True, tag="intent"):
     transfers: tuple[Transfer, ...]
 
 
+class PurchaseUndone(Input, frozen=True, kw_only=True, tag="purchase_undone"):
+    """An ``Intent`` whose money was given back at a restart: its keys are spent."""
+
+    player: str
+    keys: tuple[str, ...]
+
+
 AnyInput = (
     Register
     | Unregister
@@ -157,6 +164,7 @@ AnyInput = (
     | DealAccept
     | DealAbandon
     | Intent
+    | PurchaseUndone
 )
 
 _ENCODER = msgspec.msgpack.Encoder()
@@ -226,6 +234,8 @@ def apply(director: Director, value: AnyInput) -> list[Command]:
             return director.deal_abandon(value.player, now)
         case Intent():
             return []
+        case PurchaseUndone():
+            return director.purchase_undone(value.player, value.keys)
     raise TypeError(f"not a director input: {value!r}")  # pragma: no cover - the union is closed
 
 

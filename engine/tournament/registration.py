@@ -34,6 +34,7 @@ player's actions of that kind, so a retry of the same action plans the same key.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -550,6 +551,17 @@ class Registration:
         registration._purchases = {(player, kind): n for player, kind, n in snapshot.purchases}
         registration._late_closed = snapshot.late_closed
         return registration
+
+    def purchase_undone(self, player_id: str, keys: Iterable[str]) -> None:
+        """A purchase whose money moved and was given back before it was recorded (a server
+        crashed in between): its idempotency keys are spent, so the player's next purchase of
+        that kind gets new ones (the same keys again would be taken for a replay, moving nothing)."""
+        spent = set(keys)
+        for kind in PurchaseKind:
+            action = str(kind)
+            n = self._next(player_id, action)
+            if any(self._key(player_id, action, n, leg) in spent for leg in ("pool", "fee")):
+                self._bump(player_id, action)
 
     # -- internal --------------------------------------------------------------------------------
 
