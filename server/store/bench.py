@@ -39,7 +39,7 @@ async def run_store_bench(args: argparse.Namespace) -> int:
         return 0
     if url is None:
         # The embedded server: open it once to learn its URL, and make the scratch database there.
-        async with open_store(None, args.data_dir, migrate=False) as embedded:
+        async with open_store(None, args.data_dir, migrate=False, restricted=False) as embedded:
             return await _bench_in_scratch(embedded.url, args)
     return await _bench_in_scratch(url, args)
 

@@ -4,7 +4,8 @@ Promises of ``Ledger.post``:
 
 - A batch is atomic: one call of the ``ledger_post`` database function (one statement, one round
   trip; inside the caller's transaction if there is one). Either every new transfer in it is
-  posted or none.
+  posted or none: a key that a racing post commits while this one runs aborts the whole call
+  (serialization failure), and the call is made again, when that key is a replay or a conflict.
 - Each transfer becomes one ledger transaction of two entries (source -amount, target +amount),
   keyed by its idempotency key.
 - Keys already in the ledger are *replays*: if the stored movement is the same (source, target,
@@ -25,12 +26,20 @@ commit for whatever arrives together.
 
 The database enforces the invariants independently of this module (migrations/0001_ledger.sql,
 made cheaper by 0006_ledger_post_fast.sql): zero-sum transactions (after every INSERT of entries and
-at commit), balance = sum of entries, no negative balances, append-only.
+at commit), balance = sum of entries, no negative balances, append-only. Since 0011 every entry
+carries its account's running balance and a link of a per-account hash chain, ``ledger_post`` is
+the only way in for the server's role (``server/store/roles.py``), and ``check`` recomputes the
+chains, so an edit made around the triggers, even by a superuser, is found.
+
+Every error these functions raise is a ``server.store.errors.StoreException``: bad input is a
+``LedgerError`` before anything is sent, refusals are ``LedgerError`` subclasses, collisions past
+the retries ``LedgerBusy``, anything else the database or the connection does ``LedgerFailure``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -52,12 +61,20 @@ from server.store.errors import (
     IdempotencyConflict,
     InsufficientFunds,
     InvalidKey,
+    InvalidTransfer,
+    LedgerBusy,
+    LedgerError,
+    LedgerFailure,
+    StoreException,
     UnknownAccount,
 )
 from server.store.postgres_text import is_storable
 
 DEFAULT_TIMEOUT_S = 30.0
 RETRIES = 8
+MAX_KEY_BYTES = 1024  # far below what the key's btree index can hold (about 2700 bytes)
+MAX_AMOUNT = 2**63 - 1  # bigint
+_REASONS = frozenset(str(reason) for reason in Reason)
 T = TypeVar("T")
 _RETRYABLE = (asyncpg.exceptions.SerializationError, asyncpg.exceptions.DeadlockDetectedError)
 
@@ -121,9 +138,21 @@ def verify_post(transfers: Sequence[Transfer]) -> None:
     seen: set[str] = set()
     for transfer in transfers:
         if not isinstance(transfer, Transfer):
-            raise TypeError(f"the ledger posts Transfer values, got {type(transfer).__name__}")
-        if not is_storable(transfer.idempotency_key):
+            raise InvalidTransfer(f"the ledger posts Transfer values, got {type(transfer).__name__}")
+        if not isinstance(transfer.idempotency_key, str) or not is_storable(transfer.idempotency_key):
             raise InvalidKey(f"idempotency key {transfer.idempotency_key!r} is not UTF-8 text without NUL")
+        size = len(transfer.idempotency_key.encode("utf-8"))
+        if not 1 <= size <= MAX_KEY_BYTES:
+            raise InvalidKey(
+                f"idempotency key {transfer.idempotency_key[:40]!r}... is {size} bytes, "
+                f"expected 1 to {MAX_KEY_BYTES}"
+            )
+        if type(transfer.amount) is not int or not 0 < transfer.amount <= MAX_AMOUNT:
+            raise InvalidTransfer(
+                f"transfer {transfer.idempotency_key!r}: amount {transfer.amount!r} is not 1 to 2^63-1 cents"
+            )
+        if not isinstance(transfer.reason, str) or str(transfer.reason) not in _REASONS:
+            raise InvalidTransfer(f"transfer {transfer.idempotency_key!r}: unknown reason {transfer.reason!r}")
         if transfer.idempotency_key in seen:
             raise DuplicateKey(f"idempotency key {transfer.idempotency_key!r} appears twice in one batch")
         seen.add(transfer.idempotency_key)
@@ -135,7 +164,7 @@ def can_post(transfers: Sequence[Transfer]) -> bool:
     """Whether ``verify_post`` accepts the batch (funds are only known when posting)."""
     try:
         verify_post(transfers)
-    except (ValueError, TypeError):
+    except StoreException:
         return False
     return True
 
@@ -165,8 +194,16 @@ class Ledger:
         verify_post(transfers)
         if not transfers:
             return PostResult(())
-        async with self._pool.acquire(timeout=self._timeout) as conn:
-            return await post_on(conn, transfers, timeout=self._timeout)
+        try:
+            async with self._pool.acquire(timeout=self._timeout) as conn:
+                return await post_on(conn, transfers, timeout=self._timeout)
+        except StoreException:
+            raise
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as error:
+            raise LedgerFailure(
+                f"the ledger post of {len(transfers)} transfer(s) failed ({type(error).__name__}: {error}); "
+                "whether it committed is unknown, and posting the same keys again is safe"
+            ) from error
 
     async def balance(self, account: str) -> int:
         """The account's balance in cents; 0 for an account that never moved money."""
@@ -205,9 +242,9 @@ async def with_retries(work: Callable[[], Awaitable[T]]) -> T:
     for attempt in range(RETRIES):
         try:
             return await work()
-        except _RETRYABLE:
+        except _RETRYABLE as error:
             if attempt == RETRIES - 1:
-                raise
+                raise LedgerBusy(f"still colliding with concurrent posts after {RETRIES} tries: {error}") from error
             # Back off a little so the transaction we collided with can finish.
             await asyncio.sleep(0.005 * (attempt + 1))
     raise AssertionError("unreachable")
@@ -246,31 +283,39 @@ async def post_in_transaction(
         [t.target for t in transfers],
         [t.amount for t in transfers],
     )
-    known: dict[str, PostedTransaction] = {}
-    for _ in range(RETRIES):
-        try:
-            rows = await conn.fetch(_POST_SQL, *args, timeout=timeout)
-        except asyncpg.exceptions.RaiseError as error:
-            raise _ledger_error(error) from error
-        except asyncpg.exceptions.CheckViolationError as error:
-            # Only a writer that bypassed ledger_post's locks can get here; say what we know.
-            if error.constraint_name == "accounts_balance_not_negative":
-                raise InsufficientFunds(_failing_account(error), 0, 0, "") from error
-            raise
-        for row in rows:
-            # The first answer for a key stands: a second call sees this call's own posts as replays.
-            if row["out_id"] is not None and row["out_key"] not in known:
-                known[row["out_key"]] = PostedTransaction(
-                    row["out_key"], int(row["out_id"]), row["out_created_at"], bool(row["out_replayed"])
-                )
-        if len(known) == len(transfers):
-            return PostResult(tuple(known[t.idempotency_key] for t in transfers))
-        # A key was committed by a concurrent post after this statement's snapshot: ask again,
-        # with a newer snapshot, to compare it with what we asked and return its first result.
-    raise IdempotencyConflict("idempotency keys of this batch keep being posted concurrently")
+    try:
+        rows = await conn.fetch(_POST_SQL, *args, timeout=timeout)
+    except _RETRYABLE:
+        # A key posted concurrently (ledger_post aborts the whole call), a deadlock: the caller's
+        # retry loop asks again, as a whole transaction if it is inside one.
+        raise
+    except asyncpg.exceptions.RaiseError as error:
+        raise _ledger_error(error) from error
+    except asyncpg.exceptions.CheckViolationError as error:
+        # Only a writer that bypassed ledger_post's locks can get here; say what we know.
+        if error.constraint_name == "accounts_balance_not_negative":
+            raise InsufficientFunds(_failing_account(error), 0, 0, "") from error
+        if error.constraint_name == "accounts_name_matches_kind":
+            raise UnknownAccount(str(error)) from error
+        raise LedgerFailure(f"the database refused the post: {error}") from error
+    except (asyncpg.exceptions.DataError, asyncpg.exceptions.ProgramLimitExceededError) as error:
+        raise InvalidTransfer(f"the database cannot store this batch: {error}") from error
+    except (OverflowError, asyncpg.exceptions._base.DataError) as error:
+        # Refused by the client before sending (a value that does not fit its column type).
+        raise InvalidTransfer(f"this batch cannot be sent: {error}") from error
+    known = {
+        row["out_key"]: PostedTransaction(
+            row["out_key"], int(row["out_id"]), row["out_created_at"], bool(row["out_replayed"])
+        )
+        for row in rows
+    }
+    missing = [t.idempotency_key for t in transfers if t.idempotency_key not in known]
+    if missing:
+        raise LedgerFailure(f"ledger_post answered no row for key(s) {missing[:3]}")
+    return PostResult(tuple(known[t.idempotency_key] for t in transfers))
 
 
-def _ledger_error(error: asyncpg.exceptions.RaiseError) -> Exception:
+def _ledger_error(error: asyncpg.exceptions.RaiseError) -> LedgerError | LedgerFailure:
     """The typed error for a ``ledger_post`` refusal (its HINT says which)."""
     hint = getattr(error, "hint", None) or ""
     message = getattr(error, "message", None) or str(error)
@@ -281,8 +326,9 @@ def _ledger_error(error: asyncpg.exceptions.RaiseError) -> Exception:
         )
     if hint == "feltd:idempotency_conflict":
         return IdempotencyConflict(message)
-    unexpected: Exception = error
-    return unexpected
+    if hint == "feltd:invalid":
+        return InvalidTransfer(message)
+    return LedgerFailure(f"ledger_post refused: {message}")
 
 
 def _failing_account(error: asyncpg.exceptions.CheckViolationError) -> str:

@@ -1,0 +1,258 @@
+-- Tamper evidence and an all-or-nothing ledger_post (issue 12, ledger findings).
+--
+--   * Every entry carries its account's running balance after it (balance_after) and a link of a
+--     per-account hash chain: hash = sha256(previous entry's hash of the account, or nothing for
+--     its first entry || the entry's text), the text being
+--         transaction_id|amount|balance_after|len(key):key|len(account):account
+--     (lengths in characters, so no two entries share a text). accounts.head is the hash of the
+--     account's newest entry. `feltd admin ledger check` recomputes all of it: an edit made
+--     around the triggers (even by a superuser) shows as a balance that disagrees with the
+--     entries, a link that does not recompute, a head that is not the newest link, or a
+--     transaction that does not have exactly the two entries ledger_post writes.
+--   * The entries trigger keeps balance and head, and refuses an INSERT whose running balances
+--     do not follow from the account's balance.
+--   * ledger_post posts a batch all or nothing: a key that a racing post committed after this
+--     call's checks (so the INSERT skipped it) aborts the whole call with serialization_failure
+--     (HINT feltd:retry), and the caller asks again, when the key shows as a replay or a conflict.
+--     Before, the other transfers of the batch were committed and the caller told of a conflict.
+--   * ledger_post is SECURITY DEFINER (search_path pinned), so the server's role needs no write
+--     privilege on a ledger table: it may only call this function and read (the grants are made
+--     at start-up by server/store/roles.py, for the role the server is configured with).
+--   * ledger_post checks its input itself (array lengths, key size, positive amounts, distinct
+--     accounts, known reasons) and raises HINT feltd:invalid, whoever calls it.
+
+ALTER TABLE ledger_entries ADD COLUMN balance_after bigint, ADD COLUMN hash bytea;
+ALTER TABLE accounts ADD COLUMN head bytea;
+
+-- The entries already there get their running balances and links, in entry order per account.
+ALTER TABLE ledger_entries DISABLE TRIGGER ledger_entries_append_only;
+DO $$
+DECLARE
+    e record;
+    acct text := NULL;
+    prev bytea := NULL;
+    running bigint := 0;
+BEGIN
+    FOR e IN
+        SELECT le.id, le.transaction_id, le.account, le.amount, t.idempotency_key AS key
+          FROM ledger_entries AS le JOIN ledger_transactions AS t ON t.id = le.transaction_id
+         ORDER BY le.account, le.id
+    LOOP
+        IF acct IS DISTINCT FROM e.account THEN
+            IF acct IS NOT NULL THEN
+                UPDATE accounts SET head = prev WHERE name = acct;
+            END IF;
+            acct := e.account;
+            prev := NULL;
+            running := 0;
+        END IF;
+        running := running + e.amount;
+        prev := sha256(coalesce(prev, '\x'::bytea) || convert_to(
+            format('%s|%s|%s|%s:%s|%s:%s', e.transaction_id, e.amount, running,
+                   length(e.key), e.key, length(e.account), e.account), 'UTF8'));
+        UPDATE ledger_entries SET balance_after = running, hash = prev WHERE id = e.id;
+    END LOOP;
+    IF acct IS NOT NULL THEN
+        UPDATE accounts SET head = prev WHERE name = acct;
+    END IF;
+END;
+$$;
+ALTER TABLE ledger_entries ENABLE TRIGGER ledger_entries_append_only;
+ALTER TABLE ledger_entries ALTER COLUMN balance_after SET NOT NULL, ALTER COLUMN hash SET NOT NULL;
+
+-- The link of one entry, as ledger_post and `feltd admin ledger check` compute it.
+CREATE FUNCTION ledger_link(prev bytea, tx bigint, key text, account text, amount bigint, balance_after bigint)
+RETURNS bytea LANGUAGE sql IMMUTABLE AS $$
+    SELECT sha256(coalesce(prev, '\x'::bytea) || convert_to(
+        format('%s|%s|%s|%s:%s|%s:%s', tx, amount, balance_after, length(key), key, length(account), account),
+        'UTF8'))
+$$;
+
+-- Balances and heads follow the entries; every transaction an INSERT touched balances after it;
+-- the running balances written must be the ones the account reaches.
+CREATE OR REPLACE FUNCTION ledger_apply_entries() RETURNS trigger LANGUAGE plpgsql
+SET enable_hashjoin = off
+SET enable_mergejoin = off
+AS $$
+DECLARE
+    bad record;
+BEGIN
+    WITH moved AS (
+        UPDATE accounts AS a
+           SET balance = a.balance + n.delta, head = n.last_hash
+          FROM (SELECT account, sum(amount)::bigint AS delta,
+                       (array_agg(hash ORDER BY id DESC))[1] AS last_hash,
+                       (array_agg(balance_after ORDER BY id DESC))[1] AS last_balance
+                  FROM new_entries GROUP BY account) AS n
+         WHERE a.name = n.account
+        RETURNING a.name, a.balance, n.last_balance
+    )
+    SELECT name, balance, last_balance INTO bad FROM moved WHERE balance <> last_balance LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'account % reaches balance % but its newest entry says %',
+            bad.name, bad.balance, bad.last_balance
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'ledger_running_balance';
+    END IF;
+    SELECT t.transaction_id, s.n, s.total INTO bad
+      FROM (SELECT DISTINCT transaction_id FROM new_entries) AS t
+      CROSS JOIN LATERAL (SELECT count(*) AS n, coalesce(sum(e.amount), 0) AS total
+                            FROM ledger_entries AS e WHERE e.transaction_id = t.transaction_id) AS s
+     WHERE s.n < 2 OR s.total <> 0
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'ledger transaction % is unbalanced: % entries summing to %',
+            bad.transaction_id, bad.n, bad.total
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'ledger_transaction_balanced';
+    END IF;
+    RETURN NULL;
+END;
+$$;
+
+DROP FUNCTION ledger_post(text[], text[], text[], text[], bigint[]);
+CREATE FUNCTION ledger_post(keys text[], reasons text[], sources text[], targets text[], amounts bigint[])
+RETURNS TABLE (out_key text, out_id bigint, out_created_at timestamptz, out_replayed boolean)
+LANGUAGE plpgsql VOLATILE
+SECURITY DEFINER
+SET search_path = public, pg_temp
+SET plan_cache_mode = force_generic_plan
+AS $$
+DECLARE
+    n integer := coalesce(cardinality(keys), 0);
+    i integer;
+    old record;
+    src record;
+    tgt record;
+    tx_id bigint;
+    tx_at timestamptz;
+    src_after bigint;
+    tgt_after bigint;
+    replayed integer[] := '{}';
+    replay_keys text[] := '{}';
+    replay_ids bigint[] := '{}';
+    replay_ats timestamptz[] := '{}';
+BEGIN
+    IF n = 0 THEN
+        RETURN;
+    END IF;
+    IF coalesce(cardinality(reasons), 0) <> n OR coalesce(cardinality(sources), 0) <> n
+       OR coalesce(cardinality(targets), 0) <> n OR coalesce(cardinality(amounts), 0) <> n THEN
+        RAISE EXCEPTION 'ledger_post takes five arrays of one length' USING HINT = 'feltd:invalid';
+    END IF;
+    FOR i IN 1..n LOOP
+        IF keys[i] IS NULL OR octet_length(keys[i]) NOT BETWEEN 1 AND 1024 THEN
+            RAISE EXCEPTION 'transfer %: an idempotency key is 1 to 1024 bytes', i USING HINT = 'feltd:invalid';
+        END IF;
+        IF amounts[i] IS NULL OR amounts[i] <= 0 THEN
+            RAISE EXCEPTION 'transfer % (%): the amount must be positive', i, keys[i] USING HINT = 'feltd:invalid';
+        END IF;
+        IF sources[i] IS NULL OR targets[i] IS NULL OR sources[i] = targets[i] THEN
+            RAISE EXCEPTION 'transfer % (%): two different accounts', i, keys[i] USING HINT = 'feltd:invalid';
+        END IF;
+        IF reasons[i] IS NULL OR NOT reasons[i] = ANY (enum_range(NULL::ledger_reason)::text[]) THEN
+            RAISE EXCEPTION 'transfer % (%): unknown reason %', i, keys[i], reasons[i] USING HINT = 'feltd:invalid';
+        END IF;
+    END LOOP;
+    IF n > 1 AND (SELECT count(DISTINCT k) FROM unnest(keys) AS k) <> n THEN
+        RAISE EXCEPTION 'an idempotency key appears twice in one batch' USING HINT = 'feltd:invalid';
+    END IF;
+
+    -- Locks first: transaction-scoped advisory locks on the batch's accounts in hash order, the
+    -- same global order for everyone (see 0001 for why not row locks). Every statement after
+    -- them takes a newer snapshot, so it sees what the locks' last holders committed.
+    IF n = 1 THEN
+        IF hashtext(sources[1]) <= hashtext(targets[1]) THEN
+            PERFORM pg_advisory_xact_lock(1279607879, hashtext(sources[1]));
+            PERFORM pg_advisory_xact_lock(1279607879, hashtext(targets[1]));
+        ELSE
+            PERFORM pg_advisory_xact_lock(1279607879, hashtext(targets[1]));
+            PERFORM pg_advisory_xact_lock(1279607879, hashtext(sources[1]));
+        END IF;
+    ELSE
+        PERFORM pg_advisory_xact_lock(1279607879, k)
+           FROM (SELECT DISTINCT hashtext(u.n) AS k FROM unnest(sources || targets) AS u(n) ORDER BY k) AS ordered;
+    END IF;
+    INSERT INTO accounts (name, kind)
+    SELECT DISTINCT u.n, ledger_account_kind(u.n) FROM unnest(sources || targets) AS u(n)
+     WHERE (SELECT true FROM accounts AS a WHERE a.name = u.n) IS NULL
+     ORDER BY 1
+    ON CONFLICT DO NOTHING;
+
+    -- Keys already stored: replays if they name the same movement, else a conflict (nothing posts).
+    IF EXISTS (SELECT FROM unnest(keys) AS k(key)
+                WHERE (SELECT true FROM ledger_transactions AS t WHERE t.idempotency_key = k.key)) THEN
+        FOR old IN
+            SELECT i.n, i.key, i.reason, i.source, i.target, i.amount, t.id, t.created_at,
+                   t.reason::text AS was_reason, t.source AS was_source, t.target AS was_target,
+                   t.amount AS was_amount
+              FROM unnest(keys, reasons, sources, targets, amounts) WITH ORDINALITY
+                   AS i(key, reason, source, target, amount, n)
+             CROSS JOIN LATERAL (
+                   SELECT t.id, t.created_at, t.reason,
+                          (SELECT d.account FROM ledger_entries AS d
+                            WHERE d.transaction_id = t.id AND d.amount < 0 LIMIT 1) AS source,
+                          (SELECT c.account FROM ledger_entries AS c
+                            WHERE c.transaction_id = t.id AND c.amount > 0 LIMIT 1) AS target,
+                          (SELECT c.amount FROM ledger_entries AS c
+                            WHERE c.transaction_id = t.id AND c.amount > 0 LIMIT 1) AS amount
+                     FROM ledger_transactions AS t WHERE t.idempotency_key = i.key LIMIT 1) AS t
+             ORDER BY i.n
+        LOOP
+            IF (old.was_reason, old.was_source, old.was_target, old.was_amount)
+               IS DISTINCT FROM (old.reason, old.source, old.target, old.amount) THEN
+                RAISE EXCEPTION 'idempotency key % already moved % cents % -> % (%); asked for % cents % -> % (%)',
+                    old.key, old.was_amount, old.was_source, old.was_target, old.was_reason,
+                    old.amount, old.source, old.target, old.reason
+                    USING HINT = 'feltd:idempotency_conflict';
+            END IF;
+            replayed := replayed || old.n::integer;
+            replay_keys := replay_keys || old.key;
+            replay_ids := replay_ids || old.id;
+            replay_ats := replay_ats || old.created_at;
+        END LOOP;
+    END IF;
+
+    -- The fresh transfers in order: each one's funds checked against the balance its account has
+    -- at that step, its transaction, then its two entries with their running balances and links
+    -- (the entries trigger moves the balances and heads on, so the next step reads them).
+    FOR i IN 1..n LOOP
+        CONTINUE WHEN i = ANY (replayed);
+        SELECT a.balance, a.kind, a.head INTO src FROM accounts AS a WHERE a.name = sources[i];
+        IF src.kind NOT IN ('house', 'cashier') AND src.balance < amounts[i] THEN
+            RAISE EXCEPTION 'insufficient funds in %: balance % cents, transfer % needs % cents',
+                sources[i], src.balance, keys[i], amounts[i]
+                USING HINT = 'feltd:insufficient_funds',
+                      DETAIL = json_build_object('account', sources[i], 'balance', src.balance,
+                                                 'amount', amounts[i], 'key', keys[i])::text;
+        END IF;
+        SELECT a.balance, a.head INTO tgt FROM accounts AS a WHERE a.name = targets[i];
+        -- Compared so that nothing overflows (an exception block would cost a subtransaction).
+        IF src.balance < (-9223372036854775807 - 1) + amounts[i] OR tgt.balance > 9223372036854775807 - amounts[i] THEN
+            RAISE EXCEPTION 'transfer % (%) would take a balance past the 64-bit range', i, keys[i]
+                USING HINT = 'feltd:invalid';
+        END IF;
+        src_after := src.balance - amounts[i];
+        tgt_after := tgt.balance + amounts[i];
+        INSERT INTO ledger_transactions (idempotency_key, reason) VALUES (keys[i], reasons[i]::ledger_reason)
+        ON CONFLICT (idempotency_key) DO NOTHING
+        RETURNING id, created_at INTO tx_id, tx_at;
+        IF NOT FOUND THEN
+            -- Committed by a racing post after the checks above: nothing of this call may stay.
+            RAISE EXCEPTION 'idempotency key % was posted concurrently', keys[i]
+                USING ERRCODE = 'serialization_failure', HINT = 'feltd:retry';
+        END IF;
+        INSERT INTO ledger_entries (transaction_id, account, amount, balance_after, hash)
+        VALUES (tx_id, sources[i], -amounts[i], src_after,
+                ledger_link(src.head, tx_id, keys[i], sources[i], -amounts[i], src_after)),
+               (tx_id, targets[i], amounts[i], tgt_after,
+                ledger_link(tgt.head, tx_id, keys[i], targets[i], amounts[i], tgt_after));
+        out_key := keys[i];
+        out_id := tx_id;
+        out_created_at := tx_at;
+        out_replayed := false;
+        RETURN NEXT;
+    END LOOP;
+
+    RETURN QUERY
+    SELECT r.key, r.id, r.at, true FROM unnest(replay_keys, replay_ids, replay_ats) AS r(key, id, at);
+END;
+$$;
