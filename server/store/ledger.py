@@ -331,6 +331,71 @@ def _ledger_error(error: asyncpg.exceptions.RaiseError) -> LedgerError | LedgerF
     return LedgerFailure(f"ledger_post refused: {message}")
 
 
+def link(prev: bytes | None, transaction_id: int, key: str, account: str, amount: int, balance_after: int) -> bytes:
+    """An entry's link in its account's hash chain, as migration 0011's ``ledger_link`` makes it."""
+    text = f"{transaction_id}|{amount}|{balance_after}|{len(key)}:{key}|{len(account)}:{account}"
+    return hashlib.sha256((prev or b"") + text.encode("utf-8")).digest()
+
+
+async def _chain_problems(conn: DbConnection, timeout: float) -> list[str]:
+    """Walk every account's entries in order: each running balance and link must recompute, and
+    the account's balance and head must be its newest entry's."""
+    problems: list[str] = []
+    heads = {
+        row["name"]: (int(row["balance"]), None if row["head"] is None else bytes(row["head"]))
+        for row in await conn.fetch("SELECT name, balance, head FROM accounts", timeout=timeout)
+    }
+    seen: set[str] = set()
+    account: str | None = None
+    running = 0
+    prev: bytes | None = None
+    broken = False
+
+    def close(name: str | None) -> None:
+        if name is None or broken or name not in heads:
+            return
+        if heads[name][1] != prev:
+            problems.append(f"account {name}: its chain head is not the link of its newest entry")
+
+    async for row in conn.cursor(
+        """SELECT e.id, e.transaction_id, e.account, e.amount, e.balance_after, e.hash, t.idempotency_key AS key
+             FROM ledger_entries AS e LEFT JOIN ledger_transactions AS t ON t.id = e.transaction_id
+            ORDER BY e.account, e.id""",
+        prefetch=5000,
+        timeout=timeout,
+    ):
+        if row["account"] != account:
+            close(account)
+            account, running, prev, broken = row["account"], 0, None, False
+            seen.add(account)
+            if account not in heads:
+                problems.append(f"account {account} has entries but no account row")
+        if broken or len(problems) >= 1000:
+            continue
+        running += int(row["amount"])
+        if row["balance_after"] != running:
+            problems.append(
+                f"account {account}: entry {row['id']} says balance {row['balance_after']}, "
+                f"but its entries up to it sum to {running}"
+            )
+            broken = True
+            continue
+        expected = link(prev, int(row["transaction_id"]), str(row["key"]), str(account), int(row["amount"]), running)
+        if row["hash"] is None or bytes(row["hash"]) != expected:
+            problems.append(
+                f"account {account}: entry {row['id']} (transaction {row['transaction_id']}) "
+                "does not recompute as the next link of its chain (forged or edited)"
+            )
+            broken = True
+            continue
+        prev = expected
+    close(account)
+    for name, (_, head) in sorted(heads.items()):
+        if head is not None and name not in seen:
+            problems.append(f"account {name} has a chain head but no entries")
+    return problems
+
+
 def _failing_account(error: asyncpg.exceptions.CheckViolationError) -> str:
     detail = getattr(error, "detail", None) or ""
     # "Failing row contains (player:7, player, -5, ...)."
@@ -352,14 +417,26 @@ async def check_on(conn: DbConnection, *, timeout: float = DEFAULT_TIMEOUT_S) ->
         for row in await conn.fetch(
             """SELECT t.id, t.idempotency_key, count(e.id) AS n, coalesce(sum(e.amount), 0) AS total
                  FROM ledger_transactions AS t LEFT JOIN ledger_entries AS e ON e.transaction_id = t.id
-                GROUP BY t.id HAVING count(e.id) < 2 OR coalesce(sum(e.amount), 0) <> 0
+                GROUP BY t.id HAVING count(e.id) <> 2 OR coalesce(sum(e.amount), 0) <> 0
                 ORDER BY t.id LIMIT 1000""",
             timeout=timeout,
         ):
             problems.append(
                 f"transaction {row['id']} ({row['idempotency_key']}) has {row['n']} entries "
-                f"summing to {row['total']}, expected 2 or more summing to 0"
+                f"summing to {row['total']}, expected the 2 summing to 0 that ledger_post writes"
             )
+        problems.extend(await _chain_problems(conn, timeout))
+        if counts["transactions"] == 0:
+            # TRUNCATE empties the tables but (unless told otherwise) not their id sequence.
+            handed_out = await conn.fetchval(
+                "SELECT pg_sequence_last_value(pg_get_serial_sequence('ledger_transactions', 'id'))",
+                timeout=timeout,
+            )
+            if handed_out is not None:
+                problems.append(
+                    f"the ledger has no transactions, but transaction ids up to {handed_out} were "
+                    "handed out: its tables were emptied (TRUNCATE)"
+                )
         for row in await conn.fetch(
             """SELECT a.name, a.balance, coalesce(s.total, 0) AS total
                  FROM accounts AS a

@@ -9,6 +9,7 @@ needed wherever the server authenticates passwords) and gives it exactly:
   only through ``ledger_post``, a SECURITY DEFINER function, the one function it may execute;
 - every other table (players, tournaments, snapshots, histories, the director's journal): SELECT,
   INSERT, UPDATE, DELETE, and the use of their sequences; never TRUNCATE, TRIGGER or REFERENCES;
+- the ledger's id sequences: SELECT (how far they went), never a new id;
 - no CREATE anywhere, so it can make no function or trigger of its own; ``schema_migrations``
   read only.
 
@@ -34,6 +35,7 @@ DEFAULT_ROLE = "feltd_server"
 LEDGER_TABLES = ("accounts", "ledger_transactions", "ledger_entries")
 LEDGER_FUNCTIONS = ("ledger_post(text[], text[], text[], text[], bigint[])",)
 TIMEOUT_S = 60.0
+_LEDGER_ID_SEQUENCES = "ledger_transactions_id_seq, ledger_entries_id_seq"
 _ROLE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 
@@ -148,6 +150,10 @@ async def _grant(conn: DbConnection, role: str) -> None:
             statements.append(f'GRANT SELECT, INSERT, UPDATE, DELETE ON "{table}" TO "{role}"')
     for sequence in sequences:
         statements.append(f'GRANT USAGE, SELECT, UPDATE ON SEQUENCE "{sequence}" TO "{role}"')
+    # Reading how far the ledger's ids went (the check's sign of a TRUNCATE), never drawing one.
+    statements.append(
+        f"GRANT SELECT ON SEQUENCE {_LEDGER_ID_SEQUENCES} TO \"{role}\""
+    )
     for function in LEDGER_FUNCTIONS:
         statements.append(f'GRANT EXECUTE ON FUNCTION {function} TO "{role}"')
     await conn.execute(";\n".join(statements), timeout=TIMEOUT_S)
