@@ -296,10 +296,9 @@ async def test_database_refuses_a_transaction_that_does_not_sum_to_zero(store: S
     sql = """WITH t AS (INSERT INTO ledger_transactions (idempotency_key, reason)
                         VALUES ('raw:unbalanced', 'deposit') RETURNING id)
              INSERT INTO ledger_entries (transaction_id, account, amount, balance_after, hash)
-             SELECT id, 'cashier', -100, %s, '\\x00'::bytea FROM t
-             UNION ALL SELECT id, 'player:raw', 99, %s, '\\x00'::bytea FROM t""" % (
-        _after("cashier", -100),
-        _after("player:raw", 99),
+             SELECT id, 'cashier', -100, {}, '\\x00'::bytea FROM t
+             UNION ALL SELECT id, 'player:raw', 99, {}, '\\x00'::bytea FROM t""".format(
+        _after("cashier", -100), _after("player:raw", 99)
     )
     with pytest.raises(asyncpg.exceptions.CheckViolationError, match="unbalanced"):
         await _raw(store, sql)
@@ -327,12 +326,13 @@ async def test_database_checks_the_zero_sum_after_every_insert_of_entries(store:
     sql = """WITH t AS (INSERT INTO ledger_transactions (idempotency_key, reason)
                         VALUES ('late:split', 'deposit') RETURNING id)
              INSERT INTO ledger_entries (transaction_id, account, amount, balance_after, hash)
-             SELECT id, 'cashier', -5, %s, '\\x00'::bytea FROM t""" % _after("cashier", -5)
+             SELECT id, 'cashier', -5, {}, '\\x00'::bytea FROM t""".format(_after("cashier", -5))
     with pytest.raises(asyncpg.exceptions.CheckViolationError, match="unbalanced: 1 entries summing to -5"):
         await _raw(
             store,
             sql + ";\n INSERT INTO ledger_entries (transaction_id, account, amount, balance_after, hash) "
-            f"SELECT id, 'player:late', 5, {_after('player:late', 5)}, '\\x00'::bytea FROM ledger_transactions "
+            f"SELECT id, 'player:late', 5, {_after('player:late', 5)}, '\\x00'::bytea "
+            "FROM ledger_transactions "
             "WHERE idempotency_key = 'late:split'",
         )
     assert await store.ledger.balance(player_account("late")) == 1_000
@@ -354,10 +354,9 @@ async def test_database_refuses_a_negative_player_balance(store: Store) -> None:
     sql = """WITH t AS (INSERT INTO ledger_transactions (idempotency_key, reason)
                         VALUES ('raw:overdraw', 'buy-in') RETURNING id)
              INSERT INTO ledger_entries (transaction_id, account, amount, balance_after, hash)
-             SELECT id, 'player:neg', -101, %s, '\\x00'::bytea FROM t
-             UNION ALL SELECT id, 'pool:neg', 101, %s, '\\x00'::bytea FROM t""" % (
-        _after("player:neg", -101),
-        _after("pool:neg", 101),
+             SELECT id, 'player:neg', -101, {}, '\\x00'::bytea FROM t
+             UNION ALL SELECT id, 'pool:neg', 101, {}, '\\x00'::bytea FROM t""".format(
+        _after("player:neg", -101), _after("pool:neg", 101)
     )
     await _raw(store, "INSERT INTO accounts (name, kind) VALUES ('pool:neg', 'pool')")
     with pytest.raises(asyncpg.exceptions.CheckViolationError, match="accounts_balance_not_negative"):

@@ -40,7 +40,9 @@ async def store(postgres_server_url: str) -> AsyncIterator[Store]:
 
 
 def deposit(player: str, cents: int, key: str | None = None) -> Transfer:
-    return Transfer(CASHIER, player_account(player), cents, key or f"dep:{player}:{uuid.uuid4().hex}", Reason.DEPOSIT)
+    return Transfer(
+        CASHIER, player_account(player), cents, key or f"dep:{player}:{uuid.uuid4().hex}", Reason.DEPOSIT
+    )
 
 
 async def as_server_role(store: Store) -> asyncpg.Connection:
@@ -72,7 +74,8 @@ async def test_a_batch_is_all_or_nothing_when_a_racing_post_takes_its_second_key
         # Wait until our post has passed its checks and waits on the racer's key.
         for _ in range(500):
             waiting = await watcher.fetchval(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%ledger_post%'"
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE wait_event_type = 'Lock' AND query LIKE '%ledger_post%'"
             )
             if waiting:
                 break
@@ -89,7 +92,9 @@ async def test_a_batch_is_all_or_nothing_when_a_racing_post_takes_its_second_key
         player_account("race-a"): 1_000,
         player_account("race-b"): 0,
     }
-    keys = await store.pool.fetch("SELECT idempotency_key FROM ledger_transactions WHERE idempotency_key LIKE 'race:%'")
+    keys = await store.pool.fetch(
+        "SELECT idempotency_key FROM ledger_transactions WHERE idempotency_key LIKE 'race:%'"
+    )
     assert [r["idempotency_key"] for r in keys] == ["race:2"]
     # The retry under the same keys is refused the same way; under a new second key it posts once.
     with pytest.raises(IdempotencyConflict):
@@ -100,7 +105,9 @@ async def test_a_batch_is_all_or_nothing_when_a_racing_post_takes_its_second_key
 
 
 ROLE_REFUSALS = {
-    "insert an account with a balance": "INSERT INTO accounts (name, kind, balance) VALUES ('player:mint', 'player', 1000000)",
+    "insert an account with a balance": (
+        "INSERT INTO accounts (name, kind, balance) VALUES ('player:mint', 'player', 1000000)"
+    ),
     "insert entries into an existing transaction": (
         "INSERT INTO ledger_entries (transaction_id, account, amount, balance_after, hash) "
         "SELECT min(id), 'cashier', -5, 0, '\\x00'::bytea FROM ledger_transactions "
@@ -115,7 +122,8 @@ ROLE_REFUSALS = {
         "$$ BEGIN UPDATE accounts SET balance = balance + 1000; RETURN NULL; END $$"
     ),
     "create a trigger that updates a balance": (
-        "CREATE TRIGGER mint AFTER INSERT ON ledger_entries FOR EACH STATEMENT EXECUTE FUNCTION ledger_apply_entries()"
+        "CREATE TRIGGER mint AFTER INSERT ON ledger_entries "
+        "FOR EACH STATEMENT EXECUTE FUNCTION ledger_apply_entries()"
     ),
     "disable the ledger's triggers": "ALTER TABLE ledger_entries DISABLE TRIGGER USER",
     "skip every trigger for the session": "SET session_replication_role = replica",
@@ -144,7 +152,8 @@ TAMPERS = {
     # expects: the triggers accept it, only the chain and the entry count give it away.
     "appended entries": """
         INSERT INTO ledger_entries (transaction_id, account, amount, balance_after, hash)
-        SELECT t.id, 'player:alice', 500, (SELECT balance FROM accounts WHERE name = 'player:alice') + 500, '\\x01'::bytea
+        SELECT t.id, 'player:alice', 500,
+               (SELECT balance FROM accounts WHERE name = 'player:alice') + 500, '\\x01'::bytea
           FROM ledger_transactions AS t WHERE t.idempotency_key = 'seed:alice'
         UNION ALL
         SELECT t.id, 'house', -500, (SELECT balance FROM accounts WHERE name = 'house') - 500, '\\x02'::bytea
@@ -158,9 +167,11 @@ TAMPERS = {
     "forged chain entry": """
         SET session_replication_role = replica;
         UPDATE ledger_entries SET amount = amount - 900, balance_after = balance_after - 900
-         WHERE transaction_id = (SELECT id FROM ledger_transactions WHERE idempotency_key = 'seed:mallory') AND amount < 0;
+         WHERE amount < 0
+           AND transaction_id = (SELECT id FROM ledger_transactions WHERE idempotency_key = 'seed:mallory');
         UPDATE ledger_entries SET amount = amount + 900, balance_after = balance_after + 900
-         WHERE transaction_id = (SELECT id FROM ledger_transactions WHERE idempotency_key = 'seed:mallory') AND amount > 0;
+         WHERE amount > 0
+           AND transaction_id = (SELECT id FROM ledger_transactions WHERE idempotency_key = 'seed:mallory');
         UPDATE accounts SET balance = balance - 900 WHERE name = 'cashier';
         UPDATE accounts SET balance = balance + 900 WHERE name = 'player:mallory'""",
 }
@@ -211,7 +222,10 @@ async def test_a_tamper_is_refused_to_the_servers_role_and_detected_when_a_super
     finally:
         await superuser.close()
     verdict = admin_ledger_check(store.url)
-    print(f"{tamper}: as {store.role.name if store.role else '?'} refused; as superuser exit {verdict.returncode}:")
+    print(
+        f"{tamper}: as {store.role.name if store.role else '?'} refused; "
+        f"as superuser exit {verdict.returncode}:"
+    )
     print(verdict.stderr.rstrip())
     assert verdict.returncode == 1, (verdict.stdout, verdict.stderr)
     assert VERDICTS[tamper] in verdict.stderr, verdict.stderr
@@ -276,7 +290,7 @@ async def test_migrations_refuse_an_out_of_order_history(postgres_server_url: st
                 await apply_migrations(conn, (one, two, three))
             assert not await conn.fetchval("SELECT to_regclass('two') IS NOT NULL")
             with pytest.raises(MigrationHistoryError, match="no such file"):
-                await apply_migrations(conn, (one,) + (Migration(4, "four", "SELECT 1"),))
+                await apply_migrations(conn, (one, Migration(4, "four", "SELECT 1")))
         finally:
             await conn.close()
     finally:

@@ -69,7 +69,10 @@ async def _ratio(store: Store, args: argparse.Namespace) -> None:
     per_task = max(1, args.transfers // tasks)
     owners = [f"r{run}-{i}" for i in range(2 * tasks)]
     await store.ledger.post(
-        [Transfer(CASHIER, player_account(p), 10**12, f"bench:{run}:fund:{p}", Reason.DEPOSIT) for p in owners]
+        [
+            Transfer(CASHIER, player_account(p), 10**12, f"bench:{run}:fund:{p}", Reason.DEPOSIT)
+            for p in owners
+        ]
     )
     plain = await asyncpg.create_pool(store.url, min_size=1, max_size=args.connections + 1)
     assert plain is not None
@@ -79,20 +82,24 @@ async def _ratio(store: Store, args: argparse.Namespace) -> None:
                 """CREATE TABLE bench_plain_accounts (name text PRIMARY KEY, balance bigint NOT NULL);
                    CREATE TABLE bench_plain_tx (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
                                                 key text NOT NULL UNIQUE, reason text NOT NULL);
-                   CREATE TABLE bench_plain_entries (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                                                     tx bigint NOT NULL REFERENCES bench_plain_tx (id),
-                                                     account text NOT NULL REFERENCES bench_plain_accounts (name),
-                                                     amount bigint NOT NULL)"""
+                   CREATE TABLE bench_plain_entries (
+                       id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                       tx bigint NOT NULL REFERENCES bench_plain_tx (id),
+                       account text NOT NULL REFERENCES bench_plain_accounts (name),
+                       amount bigint NOT NULL)"""
             )
             await conn.executemany(
-                "INSERT INTO bench_plain_accounts VALUES ($1, $2)", [(player_account(p), 10**12) for p in owners]
+                "INSERT INTO bench_plain_accounts VALUES ($1, $2)",
+                [(player_account(p), 10**12) for p in owners],
             )
 
         async def ours(task: int, tag: str) -> None:
             a, b = player_account(owners[2 * task]), player_account(owners[2 * task + 1])
             for i in range(per_task):
                 source, target = (a, b) if i % 2 == 0 else (b, a)
-                await store.ledger.post([Transfer(source, target, 100, f"bench:{run}:{tag}:{task}:{i}", Reason.DEPOSIT)])
+                await store.ledger.post(
+                    [Transfer(source, target, 100, f"bench:{run}:{tag}:{task}:{i}", Reason.DEPOSIT)]
+                )
 
         async def theirs(task: int, tag: str) -> None:
             a, b = player_account(owners[2 * task]), player_account(owners[2 * task + 1])
@@ -104,15 +111,16 @@ async def _ratio(store: Store, args: argparse.Namespace) -> None:
                         f"{tag}:{task}:{i}",
                     )
                     await conn.execute(
-                        "INSERT INTO bench_plain_entries (tx, account, amount) VALUES ($1, $2, -$4), ($1, $3, $4)",
+                        "INSERT INTO bench_plain_entries (tx, account, amount) "
+                        "VALUES ($1, $2, -$4::bigint), ($1, $3, $4::bigint)",
                         tx,
                         source,
                         target,
                         100,
                     )
                     await conn.execute(
-                        "UPDATE bench_plain_accounts SET balance = balance + CASE WHEN name = $1 THEN -$3 "
-                        "ELSE $3 END WHERE name IN ($1, $2)",
+                        "UPDATE bench_plain_accounts SET balance = balance "
+                        "+ CASE WHEN name = $1 THEN -$3::bigint ELSE $3::bigint END WHERE name IN ($1, $2)",
                         source,
                         target,
                         100,
@@ -134,7 +142,8 @@ async def _ratio(store: Store, args: argparse.Namespace) -> None:
                 flush=True,
             )
         print(
-            f"single post / plain asyncpg transaction, {tasks} tasks, {args.connections + 1} connections each, "
+            f"single post / plain asyncpg transaction, {tasks} tasks, "
+            f"{args.connections + 1} connections each, "
             f"{total} transfers per side per round: median ratio {statistics.median(ratios):.2f} "
             f"over {len(ratios)} rounds (min {min(ratios):.2f}, max {max(ratios):.2f})"
         )

@@ -27,8 +27,8 @@ from server.store.journal import Journal, JournalWriter
 from server.store.ledger import Ledger
 from server.store.ledger_writer import LedgerWriter
 from server.store.migrations import MigrationReport, apply_migrations
-from server.store.roles import ServerRole, grant_server_role, server_role_from_env
 from server.store.players import Players
+from server.store.roles import ServerRole, grant_server_role, server_role_from_env
 from server.store.snapshots import Snapshots, SnapshotWriter
 from server.store.tournaments import Tournaments
 
@@ -91,11 +91,6 @@ async def connect_pool(
 ) -> asyncpg.Pool:
     """A pool whose every connection and query is bounded in time, logged in as ``role`` (else as
     the URL's user); failures as ``connecting``."""
-    login: dict[str, str] = {}
-    if role is not None:
-        login["user"] = role.name
-        if role.password is not None:
-            login["password"] = role.password
     try:
         with connecting(url):
             pool = await asyncio.wait_for(
@@ -105,7 +100,9 @@ async def connect_pool(
                     max_size=max_size,
                     timeout=CONNECT_TIMEOUT_S,
                     command_timeout=COMMAND_TIMEOUT_S,
-                    **login,  # type: ignore[arg-type]
+                    # None keeps what the URL says.
+                    user=None if role is None else role.name,
+                    password=None if role is None else role.password,
                 ),
                 CONNECT_TIMEOUT_S,
             )
@@ -166,7 +163,9 @@ async def open_store(
         report = MigrationReport((), 0)
         if migrate or server_role is not None:
             with connecting(url):
-                owner = await asyncpg.connect(url, timeout=CONNECT_TIMEOUT_S, command_timeout=COMMAND_TIMEOUT_S)
+                owner = await asyncpg.connect(
+                    url, timeout=CONNECT_TIMEOUT_S, command_timeout=COMMAND_TIMEOUT_S
+                )
             try:
                 if migrate:
                     report = await apply_migrations(owner)

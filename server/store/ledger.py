@@ -152,7 +152,9 @@ def verify_post(transfers: Sequence[Transfer]) -> None:
                 f"transfer {transfer.idempotency_key!r}: amount {transfer.amount!r} is not 1 to 2^63-1 cents"
             )
         if not isinstance(transfer.reason, str) or str(transfer.reason) not in _REASONS:
-            raise InvalidTransfer(f"transfer {transfer.idempotency_key!r}: unknown reason {transfer.reason!r}")
+            raise InvalidTransfer(
+                f"transfer {transfer.idempotency_key!r}: unknown reason {transfer.reason!r}"
+            )
         if transfer.idempotency_key in seen:
             raise DuplicateKey(f"idempotency key {transfer.idempotency_key!r} appears twice in one batch")
         seen.add(transfer.idempotency_key)
@@ -244,7 +246,9 @@ async def with_retries(work: Callable[[], Awaitable[T]]) -> T:
             return await work()
         except _RETRYABLE as error:
             if attempt == RETRIES - 1:
-                raise LedgerBusy(f"still colliding with concurrent posts after {RETRIES} tries: {error}") from error
+                raise LedgerBusy(
+                    f"still colliding with concurrent posts after {RETRIES} tries: {error}"
+                ) from error
             # Back off a little so the transaction we collided with can finish.
             await asyncio.sleep(0.005 * (attempt + 1))
     raise AssertionError("unreachable")
@@ -331,7 +335,9 @@ def _ledger_error(error: asyncpg.exceptions.RaiseError) -> LedgerError | LedgerF
     return LedgerFailure(f"ledger_post refused: {message}")
 
 
-def link(prev: bytes | None, transaction_id: int, key: str, account: str, amount: int, balance_after: int) -> bytes:
+def link(
+    prev: bytes | None, transaction_id: int, key: str, account: str, amount: int, balance_after: int
+) -> bytes:
     """An entry's link in its account's hash chain, as migration 0011's ``ledger_link`` makes it."""
     text = f"{transaction_id}|{amount}|{balance_after}|{len(key)}:{key}|{len(account)}:{account}"
     return hashlib.sha256((prev or b"") + text.encode("utf-8")).digest()
@@ -358,7 +364,8 @@ async def _chain_problems(conn: DbConnection, timeout: float) -> list[str]:
             problems.append(f"account {name}: its chain head is not the link of its newest entry")
 
     async for row in conn.cursor(
-        """SELECT e.id, e.transaction_id, e.account, e.amount, e.balance_after, e.hash, t.idempotency_key AS key
+        """SELECT e.id, e.transaction_id, e.account, e.amount, e.balance_after, e.hash,
+                  t.idempotency_key AS key
              FROM ledger_entries AS e LEFT JOIN ledger_transactions AS t ON t.id = e.transaction_id
             ORDER BY e.account, e.id""",
         prefetch=5000,
@@ -380,7 +387,9 @@ async def _chain_problems(conn: DbConnection, timeout: float) -> list[str]:
             )
             broken = True
             continue
-        expected = link(prev, int(row["transaction_id"]), str(row["key"]), str(account), int(row["amount"]), running)
+        expected = link(
+            prev, int(row["transaction_id"]), str(row["key"]), str(account), int(row["amount"]), running
+        )
         if row["hash"] is None or bytes(row["hash"]) != expected:
             problems.append(
                 f"account {account}: entry {row['id']} (transaction {row['transaction_id']}) "
@@ -456,7 +465,7 @@ async def check_on(conn: DbConnection, *, timeout: float = DEFAULT_TIMEOUT_S) ->
         ):
             problems.append(f"account {row['name']} has negative balance {row['balance']}")
         if counts["total"] != 0:
-            problems.append(f"all balances sum to {counts['total']}, expected 0")
+            problems.append(f"all balances sum to {int(counts['total'])}, expected 0")
     return LedgerCheck(
         int(counts["transactions"]), int(counts["entries"]), int(counts["accounts"]), tuple(problems)
     )

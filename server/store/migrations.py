@@ -92,9 +92,12 @@ async def apply_migrations(
             timeout=STATEMENT_TIMEOUT_S,
         )
         await conn.execute(
-            "ALTER TABLE schema_migrations ADD COLUMN IF NOT EXISTS checksum text", timeout=STATEMENT_TIMEOUT_S
+            "ALTER TABLE schema_migrations ADD COLUMN IF NOT EXISTS checksum text",
+            timeout=STATEMENT_TIMEOUT_S,
         )
-        rows = await conn.fetch("SELECT version, checksum FROM schema_migrations", timeout=STATEMENT_TIMEOUT_S)
+        rows = await conn.fetch(
+            "SELECT version, checksum FROM schema_migrations", timeout=STATEMENT_TIMEOUT_S
+        )
         recorded = {int(row["version"]): row["checksum"] for row in rows}
         current = max(recorded, default=0)
         if current > newest:

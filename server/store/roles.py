@@ -151,9 +151,7 @@ async def _grant(conn: DbConnection, role: str) -> None:
     for sequence in sequences:
         statements.append(f'GRANT USAGE, SELECT, UPDATE ON SEQUENCE "{sequence}" TO "{role}"')
     # Reading how far the ledger's ids went (the check's sign of a TRUNCATE), never drawing one.
-    statements.append(
-        f"GRANT SELECT ON SEQUENCE {_LEDGER_ID_SEQUENCES} TO \"{role}\""
-    )
+    statements.append(f'GRANT SELECT ON SEQUENCE {_LEDGER_ID_SEQUENCES} TO "{role}"')
     for function in LEDGER_FUNCTIONS:
         statements.append(f'GRANT EXECUTE ON FUNCTION {function} TO "{role}"')
     await conn.execute(";\n".join(statements), timeout=TIMEOUT_S)
