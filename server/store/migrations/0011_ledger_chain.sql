@@ -157,11 +157,12 @@ DECLARE
     n integer := coalesce(cardinality(keys), 0);
     i integer;
     old record;
-    src record;
-    tgt record;
-    src_link bytea;
-    tgt_link bytea;
-    moved bigint;
+    src_balance bigint;
+    src_kind text;
+    src_head bytea;
+    tgt_balance bigint;
+    tgt_kind text;
+    tgt_head bytea;
     known boolean;
     tx_id bigint;
     tx_at timestamptz;
@@ -199,13 +200,9 @@ BEGIN
     -- same global order for everyone (see 0001 for why not row locks). Every statement after
     -- them takes a newer snapshot, so it sees what the locks' last holders committed.
     IF n = 1 THEN
-        IF hashtext(sources[1]) <= hashtext(targets[1]) THEN
-            PERFORM pg_advisory_xact_lock(1279607879, hashtext(sources[1]));
-            PERFORM pg_advisory_xact_lock(1279607879, hashtext(targets[1]));
-        ELSE
-            PERFORM pg_advisory_xact_lock(1279607879, hashtext(targets[1]));
-            PERFORM pg_advisory_xact_lock(1279607879, hashtext(sources[1]));
-        END IF;
+        -- Both in one statement, the lower hash first (a target list is evaluated in order).
+        PERFORM pg_advisory_xact_lock(1279607879, least(hashtext(sources[1]), hashtext(targets[1]))),
+                pg_advisory_xact_lock(1279607879, greatest(hashtext(sources[1]), hashtext(targets[1])));
     ELSE
         PERFORM pg_advisory_xact_lock(1279607879, k)
            FROM (SELECT DISTINCT hashtext(u.n) AS k FROM unnest(sources || targets) AS u(n) ORDER BY k) AS ordered;
@@ -251,63 +248,78 @@ BEGIN
     END IF;
 
     -- The fresh transfers in order: each one's funds checked against the balance its account has
-    -- at that step (an account seen for the first time is made, at 0), its transaction, its two
-    -- entries with their running balances and links, and the two balances and heads moved on.
+    -- at that step (an account seen for the first time is made, at 0), then its transaction, its
+    -- two entries with their running balances and links, and the two balances and heads moved
+    -- on, in one statement (each statement of a function costs a snapshot and an executor start).
     FOR i IN 1..n LOOP
         CONTINUE WHEN i = ANY (replayed);
-        SELECT a.balance, a.kind, a.head INTO src FROM accounts AS a WHERE a.name = sources[i];
-        IF NOT FOUND THEN
+        SELECT s.balance, s.kind, s.head, t.balance, t.kind, t.head
+          INTO src_balance, src_kind, src_head, tgt_balance, tgt_kind, tgt_head
+          FROM (SELECT) AS one
+          LEFT JOIN accounts AS s ON s.name = sources[i]
+          LEFT JOIN accounts AS t ON t.name = targets[i];
+        IF src_kind IS NULL THEN
             INSERT INTO accounts (name, kind) VALUES (sources[i], ledger_account_kind(sources[i]))
-            RETURNING balance, kind, head INTO src;
+            RETURNING balance, kind, head INTO src_balance, src_kind, src_head;
         END IF;
-        IF src.kind NOT IN ('house', 'cashier') AND src.balance < amounts[i] THEN
+        IF tgt_kind IS NULL THEN
+            INSERT INTO accounts (name, kind) VALUES (targets[i], ledger_account_kind(targets[i]))
+            RETURNING balance, kind, head INTO tgt_balance, tgt_kind, tgt_head;
+        END IF;
+        IF src_kind NOT IN ('house', 'cashier') AND src_balance < amounts[i] THEN
             RAISE EXCEPTION 'insufficient funds in %: balance % cents, transfer % needs % cents',
-                sources[i], src.balance, keys[i], amounts[i]
+                sources[i], src_balance, keys[i], amounts[i]
                 USING HINT = 'feltd:insufficient_funds',
-                      DETAIL = json_build_object('account', sources[i], 'balance', src.balance,
+                      DETAIL = json_build_object('account', sources[i], 'balance', src_balance,
                                                  'amount', amounts[i], 'key', keys[i])::text;
         END IF;
-        SELECT a.balance, a.head INTO tgt FROM accounts AS a WHERE a.name = targets[i];
-        IF NOT FOUND THEN
-            INSERT INTO accounts (name, kind) VALUES (targets[i], ledger_account_kind(targets[i]))
-            RETURNING balance, head INTO tgt;
-        END IF;
         -- Compared so that nothing overflows (an exception block would cost a subtransaction).
-        IF src.balance < (-9223372036854775807 - 1) + amounts[i] OR tgt.balance > 9223372036854775807 - amounts[i] THEN
+        IF src_balance < (-9223372036854775807 - 1) + amounts[i] OR tgt_balance > 9223372036854775807 - amounts[i] THEN
             RAISE EXCEPTION 'transfer % (%) would take a balance past the 64-bit range', i, keys[i]
                 USING HINT = 'feltd:invalid';
         END IF;
-        src_after := src.balance - amounts[i];
-        tgt_after := tgt.balance + amounts[i];
-        INSERT INTO ledger_transactions (idempotency_key, reason) VALUES (keys[i], reasons[i]::ledger_reason)
-        ON CONFLICT (idempotency_key) DO NOTHING
-        RETURNING id, created_at INTO tx_id, tx_at;
-        IF NOT FOUND THEN
+        src_after := src_balance - amounts[i];
+        tgt_after := tgt_balance + amounts[i];
+        WITH tx AS (
+            INSERT INTO ledger_transactions (idempotency_key, reason) VALUES (keys[i], reasons[i]::ledger_reason)
+            ON CONFLICT (idempotency_key) DO NOTHING
+            RETURNING id, created_at
+        ), link AS (
+            SELECT tx.id, tx.created_at,
+                   sha256(coalesce(src_head, '\x'::bytea) || convert_to(
+                       tx.id::text || '|' || (-amounts[i])::text || '|' || src_after::text || '|'
+                       || length(keys[i])::text || ':' || keys[i] || '|' || length(sources[i])::text || ':' || sources[i],
+                       'UTF8')) AS src_link,
+                   sha256(coalesce(tgt_head, '\x'::bytea) || convert_to(
+                       tx.id::text || '|' || amounts[i]::text || '|' || tgt_after::text || '|'
+                       || length(keys[i])::text || ':' || keys[i] || '|' || length(targets[i])::text || ':' || targets[i],
+                       'UTF8')) AS tgt_link
+              FROM tx
+        ), entries AS (
+            INSERT INTO ledger_entries (transaction_id, account, amount, balance_after, hash)
+            SELECT link.id, e.account, e.amount, e.balance_after, e.hash
+              FROM link CROSS JOIN LATERAL (VALUES (sources[i], -amounts[i], src_after, link.src_link),
+                                                   (targets[i], amounts[i], tgt_after, link.tgt_link))
+                   AS e(account, amount, balance_after, hash)
+        ), moved AS (
+            -- Relative moves, checked below: a writer going around the account locks shows.
+            UPDATE accounts AS a
+               SET balance = a.balance + CASE WHEN a.name = sources[i] THEN -amounts[i] ELSE amounts[i] END,
+                   head = CASE WHEN a.name = sources[i] THEN link.src_link ELSE link.tgt_link END
+              FROM link
+             WHERE a.name = sources[i] OR a.name = targets[i]
+            RETURNING a.balance = CASE WHEN a.name = sources[i] THEN src_after ELSE tgt_after END AS ok
+        )
+        SELECT link.id, link.created_at, (SELECT bool_and(moved.ok) FROM moved) INTO tx_id, tx_at, known
+          FROM link;
+        IF tx_id IS NULL THEN
             -- Committed by a racing post after the checks above: nothing of this call may stay.
             RAISE EXCEPTION 'idempotency key % was posted concurrently', keys[i]
                 USING ERRCODE = 'serialization_failure', HINT = 'feltd:retry';
         END IF;
-        src_link := sha256(coalesce(src.head, '\x'::bytea) || convert_to(
-            tx_id::text || '|' || (-amounts[i])::text || '|' || src_after::text || '|'
-            || length(keys[i])::text || ':' || keys[i] || '|' || length(sources[i])::text || ':' || sources[i],
-            'UTF8'));
-        tgt_link := sha256(coalesce(tgt.head, '\x'::bytea) || convert_to(
-            tx_id::text || '|' || amounts[i]::text || '|' || tgt_after::text || '|'
-            || length(keys[i])::text || ':' || keys[i] || '|' || length(targets[i])::text || ':' || targets[i],
-            'UTF8'));
-        INSERT INTO ledger_entries (transaction_id, account, amount, balance_after, hash)
-        VALUES (tx_id, sources[i], -amounts[i], src_after, src_link),
-               (tx_id, targets[i], amounts[i], tgt_after, tgt_link);
-        -- Relative moves, checked: a writer going around the account locks shows as a mismatch.
-        UPDATE accounts SET balance = balance - amounts[i], head = src_link WHERE name = sources[i]
-        RETURNING balance INTO moved;
-        IF moved <> src_after THEN
-            RAISE EXCEPTION 'account % moved under ledger_post', sources[i] USING ERRCODE = 'serialization_failure';
-        END IF;
-        UPDATE accounts SET balance = balance + amounts[i], head = tgt_link WHERE name = targets[i]
-        RETURNING balance INTO moved;
-        IF moved <> tgt_after THEN
-            RAISE EXCEPTION 'account % moved under ledger_post', targets[i] USING ERRCODE = 'serialization_failure';
+        IF NOT known THEN
+            RAISE EXCEPTION 'an account of transfer % moved under ledger_post', keys[i]
+                USING ERRCODE = 'serialization_failure';
         END IF;
         out_key := keys[i];
         out_id := tx_id;
