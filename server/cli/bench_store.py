@@ -55,8 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="instead of the figures above: N alternating rounds of single posts (Ledger.post, no "
-        "writer) against a plain asyncpg transaction per transfer (BEGIN; INSERT the transaction; "
-        "INSERT its two entries; UPDATE the two balances; COMMIT, on plain tables), from "
+        "writer) against a plain asyncpg transaction per transfer (BEGIN; SELECT the source's balance "
+        "FOR UPDATE, refusing an overdraft; INSERT the transaction; INSERT its two entries; UPDATE "
+        "the two balances; COMMIT, on plain tables), from "
         "--ratio-tasks tasks each; prints each round and the median ratio",
     )
     parser.add_argument(

@@ -60,7 +60,9 @@ async def _bench_in_scratch(server_url: str, args: argparse.Namespace) -> int:
 
 async def _ratio(store: Store, args: argparse.Namespace) -> None:
     """Single posts (``Ledger.post``, one ``ledger_post`` call each) against the plain way to
-    write a double entry with asyncpg, from the same number of tasks on pools of the same size.
+    write a double entry with asyncpg (read and lock the source's balance, refuse an overdraft,
+    insert the transaction and its two entries, move both balances), from the same number of
+    tasks on pools of the same size.
     Rounds alternate which goes first; the median of the per-round ratios is printed."""
     import statistics
 
@@ -106,6 +108,12 @@ async def _ratio(store: Store, args: argparse.Namespace) -> None:
             for i in range(per_task):
                 source, target = (a, b) if i % 2 == 0 else (b, a)
                 async with plain.acquire() as conn, conn.transaction():
+                    # The least a ledger must do besides writing: refuse an overdraft.
+                    balance = await conn.fetchval(
+                        "SELECT balance FROM bench_plain_accounts WHERE name = $1 FOR UPDATE", source
+                    )
+                    if balance < 100:
+                        raise AssertionError(f"{source} cannot pay 100 cents")
                     tx = await conn.fetchval(
                         "INSERT INTO bench_plain_tx (key, reason) VALUES ($1, 'deposit') RETURNING id",
                         f"{tag}:{task}:{i}",
