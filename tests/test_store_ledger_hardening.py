@@ -25,6 +25,7 @@ from server.store.errors import (
     MigrationHistoryError,
     StoreException,
 )
+from server.store.ledger import check_on
 from server.store.ledger_writer import LedgerWriter
 from server.store.migrations import Migration, apply_migrations, load_migrations
 
@@ -293,5 +294,35 @@ async def test_migrations_refuse_an_out_of_order_history(postgres_server_url: st
                 await apply_migrations(conn, (one, Migration(4, "four", "SELECT 1")))
         finally:
             await conn.close()
+    finally:
+        await drop_database(postgres_server_url, url)
+
+
+async def test_migration_0011_chains_a_ledger_written_before_it(postgres_server_url: str) -> None:
+    """A ledger posted by the old ledger_post gets running balances and links the check accepts,
+    and posts after the upgrade extend the chains."""
+    url = await create_database(postgres_server_url, "feltd_test_upgrade")
+    try:
+        conn = await asyncpg.connect(url)
+        try:
+            shipped = load_migrations()
+            await apply_migrations(conn, tuple(m for m in shipped if m.version <= 10))
+            await conn.fetch(
+                "SELECT * FROM ledger_post($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])",
+                ["old:1", "old:2", "old:3"],
+                ["deposit", "buy-in", "fee"],
+                [CASHIER, player_account("old"), player_account("old")],
+                [player_account("old"), "pool:t1", HOUSE],
+                [1_000, 300, 30],
+            )
+            assert (await apply_migrations(conn, shipped)).applied == (11,)
+            report = await check_on(conn)
+            assert report.ok and report.entries == 6, report
+        finally:
+            await conn.close()
+        async with open_store(url) as opened:
+            await opened.ledger.post([Transfer(player_account("old"), HOUSE, 70, "new:1", Reason.FEE)])
+            assert await opened.ledger.balance(player_account("old")) == 600
+            assert (await opened.ledger.check()).ok
     finally:
         await drop_database(postgres_server_url, url)

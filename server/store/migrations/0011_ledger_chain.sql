@@ -24,8 +24,9 @@
 --   * ledger_post is SECURITY DEFINER (search_path pinned), so the server's role needs no write
 --     privilege on a ledger table: it may only call this function and read (the grants are made
 --     at start-up by server/store/roles.py, for the role the server is configured with).
---   * ledger_post checks its input itself (array lengths, key size, positive amounts, distinct
---     accounts, and raises HINT feltd:invalid, whoever calls it; an unknown reason fails its cast.
+--   * ledger_post checks its input itself (array lengths, key sizes, positive amounts, two
+--     different accounts, distinct keys) and raises HINT feltd:invalid, whoever calls it; an
+--     unknown reason fails its cast.
 
 ALTER TABLE ledger_entries ADD COLUMN balance_after bigint, ADD COLUMN hash bytea;
 ALTER TABLE accounts ADD COLUMN head bytea;
