@@ -184,6 +184,9 @@ VERDICTS = {
 }
 
 
+CHECK = [sys.executable, "-m", "server.cli.main", "admin", "ledger", "check"]
+
+
 def admin_ledger_check(url: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "server.cli.main", "admin", "ledger", "check", "--database-url", url],
@@ -326,3 +329,38 @@ async def test_migration_0011_chains_a_ledger_written_before_it(postgres_server_
             assert (await opened.ledger.check()).ok
     finally:
         await drop_database(postgres_server_url, url)
+
+
+async def test_an_anchor_outside_the_database_shows_a_history_truncated_and_started_again(
+    store: Store, tmp_path: Path
+) -> None:
+    """TRUNCATE ... RESTART IDENTITY leaves nothing inside the database to compare with; the seal
+    `feltd admin ledger check --anchor` keeps in a file does."""
+    await store.ledger.post([deposit("anchored", 500, "seed:anchored"), deposit("other", 200, "seed:other")])
+    anchor = tmp_path / "ledger.anchor"
+
+    def check() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*CHECK, "--anchor", str(anchor), "--database-url", store.url],
+            cwd=Path(__file__).resolve().parent.parent,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    sealed = check()
+    assert sealed.returncode == 0 and "2 transactions up to id 2 sealed" in sealed.stdout, sealed
+    await store.ledger.post([deposit("anchored", 1, "later")])
+    assert check().returncode == 0, "a ledger that grew extends its anchor"
+
+    superuser = await asyncpg.connect(store.url)
+    try:
+        await superuser.execute("TRUNCATE ledger_entries, ledger_transactions, accounts RESTART IDENTITY")
+    finally:
+        await superuser.close()
+    await store.ledger.post([deposit("anchored", 500, "seed:anchored"), deposit("mallory", 1_000_000)])
+    assert admin_ledger_check(store.url).returncode == 0, "without the anchor nothing inside shows it"
+    verdict = check()
+    print(f"truncated, restarted and posted again: exit {verdict.returncode}: {verdict.stderr.strip()}")
+    assert verdict.returncode == 1, verdict
+    assert "the ledger does not extend its anchor" in verdict.stderr, verdict.stderr

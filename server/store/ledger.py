@@ -120,13 +120,27 @@ class PostResult:
 
 
 @dataclass(frozen=True, slots=True)
+class Seal:
+    """A digest of the ledger's transactions up to ``last_id``, kept outside the database (an
+    anchor file): a later ledger that does not hold the same transactions up to there has had
+    its history removed or rewritten, which no check inside the database can see after a
+    superuser's ``TRUNCATE ... RESTART IDENTITY``."""
+
+    last_id: int
+    transactions: int
+    digest: str
+
+
+@dataclass(frozen=True, slots=True)
 class LedgerCheck:
-    """The result of auditing the whole ledger; ``problems`` is empty when it is sound."""
+    """The result of auditing the whole ledger; ``problems`` is empty when it is sound.
+    ``seal`` is the ledger's seal as checked (to keep as the next anchor)."""
 
     transactions: int
     entries: int
     accounts: int
     problems: tuple[str, ...]
+    seal: Seal | None = None
 
     @property
     def ok(self) -> bool:
@@ -231,11 +245,10 @@ class Ledger:
         found = {row["name"]: int(row["balance"]) for row in rows}
         return {name: found.get(name, 0) for name in wanted}
 
-    async def check(self) -> LedgerCheck:
-        """Audit everything: each transaction sums to zero with two or more entries, each balance
-        equals the sum of its entries, no forbidden negative balance, all balances sum to zero."""
+    async def check(self, anchor: Seal | None = None) -> LedgerCheck:
+        """Audit everything (``check_on``), and that the ledger extends ``anchor`` if given."""
         async with self._pool.acquire(timeout=self._timeout) as conn:
-            return await check_on(conn, timeout=self._timeout)
+            return await check_on(conn, timeout=self._timeout, anchor=anchor)
 
 
 async def with_retries(work: Callable[[], Awaitable[T]]) -> T:
@@ -411,8 +424,14 @@ def _failing_account(error: asyncpg.exceptions.CheckViolationError) -> str:
     return detail.partition("(")[2].partition(",")[0] or "an account"
 
 
-async def check_on(conn: DbConnection, *, timeout: float = DEFAULT_TIMEOUT_S) -> LedgerCheck:
-    """``Ledger.check`` on one connection, in one repeatable-read snapshot."""
+async def check_on(
+    conn: DbConnection, *, timeout: float = DEFAULT_TIMEOUT_S, anchor: Seal | None = None
+) -> LedgerCheck:
+    """``Ledger.check`` on one connection, in one repeatable-read snapshot: each transaction has
+    the two entries summing to zero that ``ledger_post`` writes, each account's running balances
+    and hash chain recompute and end at its balance and head, no forbidden negative balance, all
+    balances sum to zero, no sign of a TRUNCATE, and (given ``anchor``) the transactions up to
+    the anchor's are the ones it sealed."""
     problems: list[str] = []
     async with conn.transaction(isolation="repeatable_read", readonly=True):
         counts = await conn.fetchrow(
@@ -466,9 +485,40 @@ async def check_on(conn: DbConnection, *, timeout: float = DEFAULT_TIMEOUT_S) ->
             problems.append(f"account {row['name']} has negative balance {row['balance']}")
         if counts["total"] != 0:
             problems.append(f"all balances sum to {int(counts['total'])}, expected 0")
+        seal = await _seal(conn, None, timeout)
+        if anchor is not None:
+            then = await _seal(conn, anchor.last_id, timeout)
+            if (then.transactions, then.digest) != (anchor.transactions, anchor.digest):
+                problems.append(
+                    f"the ledger does not extend its anchor: {anchor.transactions} transactions up to id "
+                    f"{anchor.last_id} were sealed, now {then.transactions} there and another digest "
+                    "(history removed or rewritten)"
+                )
     return LedgerCheck(
-        int(counts["transactions"]), int(counts["entries"]), int(counts["accounts"]), tuple(problems)
+        int(counts["transactions"]),
+        int(counts["entries"]),
+        int(counts["accounts"]),
+        tuple(problems),
+        seal,
     )
+
+
+async def _seal(conn: DbConnection, up_to: int | None, timeout: float) -> Seal:
+    digest = hashlib.sha256()
+    count = 0
+    last_id = 0
+    async for row in conn.cursor(
+        "SELECT id, idempotency_key, reason::text AS reason FROM ledger_transactions "
+        "WHERE $1::bigint IS NULL OR id <= $1 ORDER BY id",
+        up_to,
+        prefetch=5000,
+        timeout=timeout,
+    ):
+        key = str(row["idempotency_key"])
+        digest.update(f"{row['id']}|{len(key)}:{key}|{row['reason']}\n".encode())
+        count += 1
+        last_id = int(row["id"])
+    return Seal(last_id if up_to is None else up_to, count, digest.hexdigest())
 
 
 __all__ = [
@@ -477,6 +527,7 @@ __all__ = [
     "PostResult",
     "PostedTransaction",
     "Reason",
+    "Seal",
     "account_kind",
     "can_post",
     "check_on",
