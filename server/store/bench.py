@@ -162,8 +162,10 @@ async def _ratio(store: Store, args: argparse.Namespace) -> None:
 
 
 async def _server_latency(store: Store) -> None:
-    """Print what bounds everything below: a round trip, and a durable commit (a WAL flush)."""
-    async with store.pool.acquire(timeout=30) as conn:
+    """Print what bounds everything below: a round trip, and a durable commit (a WAL flush).
+    As the owner: the pool's role may create no table."""
+    conn = await asyncpg.connect(store.url, timeout=30)
+    try:
         started = time.perf_counter()
         for _ in range(200):
             await conn.fetchval("SELECT 1")
@@ -176,6 +178,8 @@ async def _server_latency(store: Store) -> None:
         commit = (time.perf_counter() - started) / 100
         await conn.execute("DROP TABLE bench_commit_probe")
         synchronous = await conn.fetchval("SHOW synchronous_commit")
+    finally:
+        await conn.close()
     print(
         f"server: round trip {1000 * round_trip:.3f} ms, durable commit {1000 * commit:.3f} ms "
         f"(synchronous_commit={synchronous}); one connection posting one transfer at a time is "
