@@ -722,7 +722,9 @@ class Coordinator:
         balance = await self.store.ledger.balance(player_account(player))
         transfers = preview(player, now, balance)
         await self._write(inputs.Intent(now=now, player=player, purchase=buy, transfers=tuple(transfers)))
-        await self.store.ledger_writer.post(transfers)  # raises InsufficientFunds if spent meanwhile
+        # InsufficientFunds if spent meanwhile; a failure that leaves it unknown whether the money
+        # moved (a timeout, a dropped connection) is retried under the same keys until it is known
+        await self._post(list(transfers))
         purchase: inputs.AnyInput
         if buy == "register":
             purchase = inputs.Register(now=now, player=player, balance=balance)
