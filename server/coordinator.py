@@ -975,7 +975,18 @@ class Coordinator:
                 if table_id is not None:
                     unseat = self._unseated(table_id, kinds.UnseatReason.DISQUALIFIED)
                     to_players.append((command.player, unseat))
+                to_players.append((command.player, self._registration(kinds.RegistrationStatus.ELIMINATED)))
                 state_changed = lobby_changed = True
+                # the operators' stream reports every player who leaves, however they leave
+                self._op_event(
+                    OpKind.ELIMINATED,
+                    f"{command.player} was disqualified in place {command.place} "
+                    f"({command.chips_removed} chips out of play)",
+                    now,
+                    player=command.player,
+                    place=command.place,
+                    cents=0,
+                )
             elif isinstance(command, d.TournamentStarted):
                 await self._status(TournamentStatus.RUNNING)
                 self._status_event(kinds.TournamentStatus.RUNNING, now)
