@@ -154,6 +154,8 @@ _STATE_CHANGES = (
     d.TournamentPaused,
     d.TournamentResumed,
     d.PurchasesClosed,
+    d.DealTalks,  # every player asking stops the clock (DEAL-2), walking away starts it again
+    d.DealDone,
 )
 _MOVED = {
     MoveReason.BALANCE: kinds.SeatReason.BALANCE,
