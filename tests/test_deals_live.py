@@ -7,6 +7,8 @@ import asyncio
 import random
 from typing import TypeVar
 
+from server_harness import Player, running_server, tournament_toml, wait_until
+
 from client.connection import Connection
 from protocol import client_messages as cm
 from protocol import operator_requests as op
@@ -15,7 +17,6 @@ from protocol import table_events as te
 from protocol import tournament_events as tev
 from protocol.errors import ErrorCode
 from protocol.kinds import ActionKind, DealMethod, DealPhase, HoldReason
-from server_harness import Player, running_server, tournament_toml, wait_until
 
 _T = TypeVar("_T")
 
