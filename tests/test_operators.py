@@ -499,3 +499,56 @@ def _state(stream: Stream) -> sm.TournamentState:
 def _last_balance(player: Player) -> int | None:
     balances = [m.cents for m in player.received if isinstance(m, sm.Balance)]
     return balances[-1] if balances else None
+
+
+async def test_cancel_after_half_an_hour_pays_the_prize_pool_out(postgres_server_url: str) -> None:
+    """A freezeout cancelled more than 30 minutes after its start (CANCEL-1): the prize pool is
+    paid out to the players still in, with their fee back; the eliminated get nothing more.
+    Every player still in is told (``cancelled``, ``prize_pool``) and their balance is the
+    ledger's; the ledger checks out."""
+    names = [f"c{i}" for i in range(6)]
+    async with running_server(postgres_server_url, speed=200.0) as harness:
+        await harness.add_players(names, cents=100_000)
+        tournament_id = await harness.create(
+            tournament_toml("late", players=6, level_minutes=120), starts_in=36_000
+        )
+        operator = await harness.store.players.add_operator("desk")
+        desk = Stream(Connection(harness.url, token=operator.token))
+        await desk.start()
+        bots = [
+            Player(harness.connection(n), tournament_id, policy=calling, seed=i) for i, n in enumerate(names)
+        ]
+        tasks = [asyncio.create_task(b.run(until=120)) for b in bots]
+        director = harness.server.coordinators[tournament_id].director
+        await wait_until(lambda: len(director.registration.registered) == 6, 30, "6 registered")
+        await desk.connection.send(op.OpTournamentStart(request_id="start", tournament_id=tournament_id))
+        await wait_until(lambda: director.status is d.Status.RUNNING, 30, "the start")
+        started = harness.server.clock.now()
+        await wait_until(lambda: harness.server.clock.now() > started + 31 * 60, 60, "half an hour of play")
+        assert director.hands_dealt > 0
+        await desk.connection.send(op.OpTournamentCancel(request_id="cancel", tournament_id=tournament_id))
+        await wait_until(lambda: bool(desk.of(sm.Ack)), 30, "the cancel's ack")
+        left = {s.player for t in director.tables.values() for s in t.players}  # seated at the end
+        assert left
+        told = [b for b in bots if b.connection.player in left]
+        await wait_until(lambda: all(_cancelled(b) for b in told), 30, "the players left told")
+        for bot in told:
+            (kind,) = [
+                m.event.kind
+                for m in bot.received
+                if isinstance(m, sm.TournamentEvent) and isinstance(m.event, tev.Cancelled)
+            ]
+            assert kind.value == "prize_pool"
+        got = {n: await harness.store.ledger.balance(f"player:{n}") - (100_000 - 1_100) for n in names}
+        assert sum(got.values()) == 6 * 1_000 + 100 * len(left), got  # the pool, and the fees of those in
+        assert all(got[n] == 0 for n in names if n not in left), got
+        assert all(got[n] > 100 for n in left), got
+        await wait_until(
+            lambda: all(_last_balance(b) == 100_000 - 1_100 + got[str(b.connection.player)] for b in told),
+            30,
+            "balances told",
+        )
+        for task in tasks:
+            task.cancel()
+        await desk.close()
+        await ok("admin", "ledger", "check", "--database-url", harness.database_url)
