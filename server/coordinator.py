@@ -532,7 +532,8 @@ class Coordinator:
             )
             return
         key = (f"operator:{operator}", message.request_id)
-        if key in self.replies:
+        reading = isinstance(message, OpTournamentShow | OpTournamentResults)  # answered afresh
+        if key in self.replies and not reading:
             self._reply(caller, self.replies[key])
             return
         director = self.director
@@ -628,7 +629,8 @@ class Coordinator:
         ) as error:
             self._remember(key, self._refuse(caller, error, message.request_id))
             return
-        self._remember(key, reply)
+        if not reading:
+            self._remember(key, reply)
         self._reply(caller, reply)
         if did:
             self._op_event(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import random
+from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("feltd.operations")
 
 DEFAULT_START_SECONDS = 300.0  # a tournament created without a start time starts in five minutes
+REPLIES_KEPT = 10_000  # answers remembered for requests sent again
 
 
 class Refused(Exception):
@@ -83,6 +85,9 @@ class OperationsDesk:
     def __init__(self, server: FeltServer) -> None:
         self.server = server
         self.inbox = server.bus.open_inbox(OPERATIONS, 10_000)
+        # docs/protocol.md section 20: a change sent again under its request_id gets the first
+        # answer and is not made twice (a client that lost the answer to a create may resend it)
+        self.replies: OrderedDict[tuple[str, str], ServerMessage] = OrderedDict()
 
     async def run(self) -> None:
         try:
@@ -97,6 +102,11 @@ class OperationsDesk:
         message = request.message
         caller = request.caller
         request_id = getattr(message, "request_id", None)
+        key = (caller.operator or "", str(request_id))
+        changes = isinstance(message, OpTournamentCreate | OpTournamentEdit | OpTournamentDelete)
+        if changes and caller.operator is not None and key in self.replies:
+            self.server.bus.publish(session_channel(caller.session_id), ToSession(self.replies[key]))
+            return
         try:
             if caller.operator is None:
                 raise Refused(ErrorCode.FORBIDDEN, "only an operator's connection may do that")
@@ -110,6 +120,15 @@ class OperationsDesk:
         except StoreError as error:
             log.error("operator request %s failed: %s", type(message).__name__, error)
             reply = Error(code=ErrorCode.SERVER_BUSY, message=str(error), request_id=request_id, fatal=False)
+        # readings are answered afresh; the store not answering is passing (then a resend may work)
+        if (
+            changes
+            and caller.operator is not None
+            and not (isinstance(reply, Error) and reply.code is ErrorCode.SERVER_BUSY)
+        ):
+            self.replies[key] = reply
+            while len(self.replies) > REPLIES_KEPT:
+                self.replies.popitem(last=False)
         self.server.bus.publish(session_channel(caller.session_id), ToSession(reply))
 
     async def _handle(self, message: object, operator: str) -> ServerMessage:

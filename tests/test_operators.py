@@ -552,3 +552,40 @@ async def test_cancel_after_half_an_hour_pays_the_prize_pool_out(postgres_server
             task.cancel()
         await desk.close()
         await ok("admin", "ledger", "check", "--database-url", harness.database_url)
+
+
+async def test_a_command_sent_again_is_done_once_and_readings_are_fresh(postgres_server_url: str) -> None:
+    """The same ``request_id`` again: a create, a registration, a delete get their first answer
+    and happen once; a show is answered with the tournament as it is now."""
+    async with running_server(postgres_server_url, speed=1.0) as harness:
+        await harness.add_players(["ann"], cents=50_000)
+        operator = await harness.store.players.add_operator("desk")
+        desk = Stream(Connection(harness.url, token=operator.token))
+        await desk.start()
+
+        async def twice(request: op.OperatorRequest) -> list[sm.ServerMessage]:
+            for _ in range(2):
+                await desk.connection.send(request)
+            await wait_until(lambda: len(_answers(desk, request.request_id)) == 2, 30, request.request_id)
+            return _answers(desk, request.request_id)
+
+        toml = tournament_toml("again", players=9)
+        created = await twice(op.OpTournamentCreate(request_id="c", toml=toml))
+        assert [type(m) for m in created] == [sm.OpTournament, sm.OpTournament], created
+        assert [r.id for r in await harness.store.tournaments.all()] == ["again"]
+        registered = await twice(op.OpPlayerRegister(request_id="r", tournament_id="again", player="ann"))
+        assert [type(m) for m in registered] == [sm.Ack, sm.Ack], registered
+        assert await harness.store.ledger.balance("player:ann") == 50_000 - 1_100  # paid once
+        await desk.connection.send(op.OpTournamentShow(request_id="s", tournament_id="again"))
+        await desk.connection.send(op.OpPlayerUnregister(request_id="u", tournament_id="again", player="ann"))
+        await desk.connection.send(op.OpTournamentShow(request_id="s", tournament_id="again"))
+        await wait_until(lambda: len(_answers(desk, "s")) == 2, 30, "two shows")
+        entrants = [m.tournament.entrants for m in _answers(desk, "s") if isinstance(m, sm.OpTournament)]
+        assert entrants == [1, 0], entrants
+        deleted = await twice(op.OpTournamentDelete(request_id="d", tournament_id="again"))
+        assert [type(m) for m in deleted] == [sm.Ack, sm.Ack], deleted
+        await desk.close()
+
+
+def _answers(stream: Stream, request_id: str) -> list[sm.ServerMessage]:
+    return [m for m in stream.received if getattr(m, "request_id", None) == request_id]
