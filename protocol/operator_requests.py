@@ -36,7 +36,8 @@ Text = Annotated[str, msgspec.Meta(min_length=1, max_length=NOTICE_MAX_CHARS)]
 
 class OpTournamentCreate(Message, frozen=True, kw_only=True):
     """Schedule a tournament from its TOML definition (docs/rules.md lists every setting), to
-    start at ``start_ms`` (``None``: five minutes from now). Answered by ``op_tournament``."""
+    start at ``start_ms`` (``None``: five minutes from now; up to a minute past: now). Answered
+    by ``op_tournament``."""
 
     request_id: Id
     toml: Toml

@@ -68,6 +68,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("feltd.operations")
 
 DEFAULT_START_SECONDS = 300.0  # a tournament created without a start time starts in five minutes
+# a start this little in the past means now: the operator's "now" has aged on its way here
+START_GRACE_SECONDS = 60.0
 REPLIES_KEPT = 10_000  # answers remembered for requests sent again
 
 
@@ -143,8 +145,9 @@ class OperationsDesk:
             config = parse_config(message.toml)  # ConfigError: invalid_field, naming the field
             now = server.clock.now()
             start = message.start_ms / 1000 if message.start_ms is not None else now + DEFAULT_START_SECONDS
-            if start < now:
+            if start < now - START_GRACE_SECONDS:
                 raise Refused(ErrorCode.INVALID_FIELD, "start_ms is in the past")
+            start = max(start, now)
             await store.tournaments.create_from_toml(message.toml, starts_at=_moment(start))
             await server.load()
             self._event(config.id, OperatorEventKind.COMMAND, operator, message, f"created {config.id}")

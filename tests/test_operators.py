@@ -251,10 +251,17 @@ async def test_every_operator_command_through_feltd_admin_tournament(
         gone = tmp_path / "gone.toml"
         gone.write_text(tournament_toml("gone", players=9))
         await ok(*admin("create", str(gone)))
+        empty = tmp_path / "empty.toml"
+        empty.write_text(tournament_toml("empty", players=9))
+        await ok(*admin("create", str(empty), "--start", "now"))  # nobody came: cancelled at once
+        for _ in range(1000):
+            if (await harness.store.tournaments.get("empty")).status.value == "cancelled":
+                break
+            await asyncio.sleep(0.02)
         assert "gone" in await ok(*admin("list"))
         await ok(*admin("delete", "gone"))
         listing = {line.split()[0]: line.split()[1] for line in (await ok(*admin("list"))).splitlines()[1:]}
-        assert listing == {"cli": "registering", "gone": "cancelled"}, listing
+        assert listing == {"cli": "registering", "gone": "cancelled", "empty": "cancelled"}, listing
         assert "gone" not in harness.server.coordinators
 
         # edit: a new start, then a new definition (nobody has entered yet)
