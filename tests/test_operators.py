@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import os
 import random
 import sys
 import time
@@ -37,8 +38,9 @@ def _feltd() -> list[str]:
 
 async def feltd(*args: str) -> tuple[int, str, str]:
     """Run `feltd` without blocking the loop the server runs on: (status, stdout, stderr)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("FELTD_TOKEN", "FELTD_TRACEBACK")}
     process = await asyncio.create_subprocess_exec(
-        *_feltd(), *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        *_feltd(), *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env
     )
     out, err = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode is not None
@@ -84,6 +86,19 @@ def every_request(tournament_id: str, player: str, toml: str) -> list[op.Operato
         op.OpSubscribe(request_id="r-subscribe"),
         op.OpUnsubscribe(request_id="r-unsubscribe"),
     ]
+
+
+async def test_admin_tournament_mistakes_are_one_line_before_anything_is_sent() -> None:
+    """Without a server to reach, or with input that can never work: one line, a non-zero status."""
+    nowhere = ["--url", "ws://127.0.0.1:1", "--token", "t"]
+    err = await refused(2, "admin", "tournament", "pause", "x", "--url", "http://127.0.0.1:1", "--token", "t")
+    assert "not a WebSocket address" in err
+    assert "token" in await refused(2, "admin", "tournament", "list", "--url", "ws://127.0.0.1:1")
+    assert "cannot connect" in await refused(1, "admin", "tournament", "list", *nowhere)
+    assert "no-such.toml" in await refused(2, "admin", "tournament", "create", "no-such.toml", *nowhere)
+    await refused(2, "admin", "tournament", "penalize", "x", "ann", "0", *nowhere)
+    await refused(2, "admin", "tournament", "message", "x", "hi", "--table", "1", "--player", "p", *nowhere)
+    assert "--url" in await refused(2, "admin", "tournament", "results", "x")
 
 
 async def test_a_player_or_observer_can_do_no_operator_request(postgres_server_url: str) -> None:
