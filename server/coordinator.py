@@ -531,7 +531,8 @@ class Coordinator:
                 ),
             )
             return
-        key = (f"operator:{operator}", message.request_id)
+        # NUL is in no player id (the store refuses it), so no player's request shares this key
+        key = (f"\0operator:{operator}", message.request_id)
         reading = isinstance(message, OpTournamentShow | OpTournamentResults)  # answered afresh
         if key in self.replies and not reading:
             self._reply(caller, self.replies[key])

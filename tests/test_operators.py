@@ -611,3 +611,25 @@ async def test_a_command_sent_again_is_done_once_and_readings_are_fresh(postgres
 
 def _answers(stream: Stream, request_id: str) -> list[sm.ServerMessage]:
     return [m for m in stream.received if getattr(m, "request_id", None) == request_id]
+
+
+async def test_a_player_cannot_answer_for_an_operator(postgres_server_url: str) -> None:
+    """A player whose id spells an operator's key (``operator:desk``) sends a request under the id
+    the operator uses next: the operator's command is still carried out, not answered with the
+    player's old reply."""
+    async with running_server(postgres_server_url, speed=1.0) as harness:
+        await harness.add_players(["operator:desk", "bob"], cents=50_000)
+        tournament_id = await harness.create(tournament_toml("mixed", players=9), starts_in=3600)
+        operator = await harness.store.players.add_operator("desk")
+        mimic = harness.connection("operator:desk")
+        await mimic.connect()
+        await mimic.send(cm.Register(tournament_id=tournament_id, request_id="op-1"))
+        await _reply(mimic, "op-1", sm.Ack)
+        desk = Connection(harness.url, token=operator.token)
+        await desk.connect()
+        await desk.send(op.OpPlayerRegister(request_id="op-1", tournament_id=tournament_id, player="bob"))
+        await _reply(desk, "op-1", sm.Ack)
+        registered = harness.server.coordinators[tournament_id].director.registration.registered
+        assert sorted(registered) == ["bob", "operator:desk"], registered
+        await mimic.close()
+        await desk.close()
