@@ -186,3 +186,76 @@ async def test_final_table_deal_talks_abandon_then_agree(postgres_server_url: st
         for task in tasks:
             task.cancel()
         await desk.close()
+
+
+async def test_a_deal_that_keeps_money_back_plays_on_for_it(postgres_server_url: str) -> None:
+    """An ICM deal keeping 5 % back (DEAL-4): the shares are paid at once, play goes on, and the
+    winner of what is left gets the money kept back; everything paid adds up to the pool and the
+    ledger checks out."""
+    toml = tournament_toml(
+        "keep",
+        players=3,
+        level_minutes=60,
+        extra='[payouts]\nmode = "table"\ntable = [5000, 3000, 2000]\n',
+    )
+    after_deal = False
+
+    def cautious_then_bold(legal: te.LegalView, rng: random.Random) -> tuple[ActionKind, int | None]:
+        if after_deal and legal.max_raise_to is not None:
+            return ActionKind.RAISE, legal.max_raise_to  # all in: the rest is over in a few hands
+        return ActionKind.CHECK_OR_CALL, None
+
+    async with running_server(postgres_server_url, speed=20.0) as harness:
+        await harness.add_players(NAMES, cents=DEPOSIT)
+        tournament_id = await harness.create(toml, starts_in=3600)
+        players = {
+            name: Player(harness.connection(name), tournament_id, policy=cautious_then_bold, seed=i)
+            for i, name in enumerate(NAMES)
+        }
+        tasks = [asyncio.create_task(p.run(until=120)) for p in players.values()]
+        director = harness.server.coordinators[tournament_id].director
+        await wait_until(lambda: len(director.registration.registered) == 3, 30, "three registered")
+        operator = await harness.store.players.add_operator("desk")
+        desk = Connection(harness.url, token=operator.token)
+        await desk.connect()
+        await desk.send(op.OpTournamentStart(request_id="go", tournament_id=tournament_id))
+        await wait_until(lambda: all(p.hands for p in players.values()), 30, "the first hand")
+        ann = players["ann"]
+        for name in NAMES:
+            await players[name].connection.send(
+                op.DealAsk(tournament_id=tournament_id, request_id=f"a-{name}")
+            )
+        await wait_until(
+            lambda: any(h.reason is HoldReason.DEAL for h in _events(ann, te.TableHeld)),
+            30,
+            "held for the deal",
+        )
+        kept = POOL * 5 // 100
+        await ann.connection.send(
+            op.DealPropose(tournament_id=tournament_id, request_id="p", left_to_play_cents=kept)
+        )
+        await wait_until(
+            lambda: bool(_talks(ann)) and _talks(ann)[-1].method is DealMethod.ICM, 30, "proposal"
+        )
+        proposal = {s.player: s.cents for s in _talks(ann)[-1].shares}
+        assert sum(proposal.values()) + kept == POOL
+        after_deal = True
+        for name in NAMES:
+            await players[name].connection.send(
+                op.DealAccept(tournament_id=tournament_id, request_id=f"y-{name}")
+            )
+        await wait_until(lambda: bool(_events(ann, tev.DealDone)), 30, "the deal paid")
+        (done,) = _events(ann, tev.DealDone)
+        assert not done.ends and done.left_to_play_cents == kept
+        await wait_until(lambda: all(p.ended is not None for p in players.values()), 60, "the end")
+        ended = ann.ended
+        assert ended is not None
+        (winner,) = ended.results[0].players
+        for name in NAMES:
+            expected = DEPOSIT - 1_100 + proposal[name] + (kept if name == winner else 0)
+            assert await harness.store.ledger.balance(f"player:{name}") == expected, name
+        report = await harness.store.ledger.check()
+        assert report.ok, report.problems
+        for task in tasks:
+            task.cancel()
+        await desk.close()
