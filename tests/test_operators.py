@@ -586,10 +586,11 @@ async def test_a_command_sent_again_is_done_once_and_readings_are_fresh(postgres
         await desk.start()
 
         async def twice(request: op.OperatorRequest) -> list[sm.ServerMessage]:
+            request_id = str(request.request_id)
             for _ in range(2):
                 await desk.connection.send(request)
-            await wait_until(lambda: len(_answers(desk, request.request_id)) == 2, 30, request.request_id)
-            return _answers(desk, request.request_id)
+            await wait_until(lambda: len(_answers(desk, request_id)) == 2, 30, request_id)
+            return _answers(desk, request_id)
 
         toml = tournament_toml("again", players=9)
         created = await twice(op.OpTournamentCreate(request_id="c", toml=toml))
