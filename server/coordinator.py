@@ -431,8 +431,11 @@ class Coordinator:
     def _reply(self, caller: Caller, message: ServerMessage) -> None:
         self.bus.publish(session_channel(caller.session_id), ToSession(message))
 
-    def _refuse(self, caller: Caller, error: Exception, request_id: str | None) -> Error:
-        refusal = Error(code=error_code(error), message=str(error), request_id=request_id, fatal=False)
+    def _refuse(
+        self, caller: Caller, error: Exception, request_id: str | None, code: ErrorCode | None = None
+    ) -> Error:
+        code = error_code(error) if code is None else code
+        refusal = Error(code=code, message=str(error), request_id=request_id, fatal=False)
         self._reply(caller, refusal)
         return refusal
 
@@ -628,7 +631,14 @@ class Coordinator:
             LedgerInsufficientFunds,
             UnknownPlayer,
         ) as error:
-            self._remember(key, self._refuse(caller, error, message.request_id))
+            # a command the tournament's status does not allow (pause before the start...) is
+            # not_available; registration_closed is for registering only
+            code = (
+                ErrorCode.NOT_AVAILABLE
+                if isinstance(error, d.WrongStatus) and not isinstance(message, OpPlayerRegister)
+                else None
+            )
+            self._remember(key, self._refuse(caller, error, message.request_id, code))
             return
         if not reading:
             self._remember(key, reply)

@@ -264,6 +264,7 @@ async def test_every_operator_command_through_feltd_admin_tournament(
         out = await ok(*admin("create", str(file), "--start", "+1h"))
         assert "'cli'" in out and "registering" in out
         await refused(1, *admin("create", str(file)))  # the id is taken
+        assert "(not_available)" in await refused(1, *admin("pause", "cli"))  # not started
         gone = tmp_path / "gone.toml"
         gone.write_text(tournament_toml("gone", players=9))
         await ok(*admin("create", str(gone)))
@@ -342,7 +343,7 @@ async def test_every_operator_command_through_feltd_admin_tournament(
         await wait_until(lambda: director.paused, 20, "paused")
         shown = await ok(*admin("show", "cli"))
         assert "clock paused" in shown and "eve" in shown, shown
-        await refused(1, *admin("pause", "cli"))  # already paused
+        assert "(not_available)" in await refused(1, *admin("pause", "cli"))  # already paused
         await ok(*admin("resume", "cli"))
         assert not director.paused
         results = await ok(*admin("results", "cli"))

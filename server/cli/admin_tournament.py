@@ -309,7 +309,7 @@ def _show_reply(args: argparse.Namespace, message: object) -> None:
     from protocol import server_messages as sm
 
     def when(ms: int) -> str:
-        return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat()
+        return dt.datetime.fromtimestamp(ms // 1000, dt.UTC).isoformat()
 
     if isinstance(message, sm.OpTournaments):
         if not message.tournaments:
@@ -329,7 +329,7 @@ def _show_reply(args: argparse.Namespace, message: object) -> None:
             f"entrants {summary.entrants}, players left {summary.players_left}, "
             f"prize pool {summary.prize_pool_cents} cents"
         )
-        if message.state is not None:
+        if message.state is not None and message.state.level > 0:  # started
             state = message.state
             print(
                 f"level {state.level} ({state.small_blind}/{state.big_blind}), "
