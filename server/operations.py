@@ -5,7 +5,7 @@ coordinator runs any more, answered by the server (one task, reading the ``opera
   recorded, and the tournament loaded at once (no waiting for the store to be polled).
 - ``op_tournament_edit`` with a new definition: only while nobody has entered; the coordinator
   is stopped, its journal dropped, the definition replaced and the tournament loaded again. A new
-  start time alone goes to the running coordinator (the gateway sends it there).
+  start time alone goes on to the tournament's coordinator, whose director moves the start.
 - ``op_tournament_delete``: only while nobody has entered; the tournament is marked cancelled
   (the store keeps every tournament it ever had) and leaves the lobby.
 - ``op_tournament_list``: every tournament in the store, running ones as their director has them.
@@ -57,6 +57,7 @@ from server.messages import (
     ToSession,
     operators_channel,
     session_channel,
+    tournament_inbox,
 )
 from server.recovery import load_director
 from server.store.errors import StoreError, TournamentError, UnknownTournament
@@ -104,6 +105,16 @@ class OperationsDesk:
         message = request.message
         caller = request.caller
         request_id = getattr(message, "request_id", None)
+        if (
+            isinstance(message, OpTournamentEdit)
+            and message.toml is None
+            and caller.operator is not None
+            and self.server.bus.has_inbox(tournament_inbox(message.tournament_id))
+        ):
+            # a new start alone is the running director's to make (the store is told by it):
+            # changed here, the store would have it and the tournament would still start on time
+            self.server.bus.send(tournament_inbox(message.tournament_id), request)
+            return
         key = (caller.operator or "", str(request_id))
         changes = isinstance(message, OpTournamentCreate | OpTournamentEdit | OpTournamentDelete)
         if changes and caller.operator is not None and key in self.replies:

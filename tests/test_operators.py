@@ -285,6 +285,7 @@ async def test_every_operator_command_through_feltd_admin_tournament(
         later = dt.datetime.fromtimestamp(harness.server.clock.now() + 7200, dt.UTC).replace(microsecond=0)
         await ok(*admin("edit", "cli", "--start", later.isoformat()))
         assert (await harness.store.tournaments.get("cli")).starts_at == later
+        assert f"starts at {later.isoformat()}" in await ok(*admin("show", "cli"))  # the running one
         file.write_text(file.read_text().replace('name = "Test cli"', 'name = "Renamed"'))
         await ok(*admin("edit", "cli", "--file", str(file)))
         shown = await ok(*admin("show", "cli"))
