@@ -183,9 +183,26 @@ async def test_final_table_deal_talks_abandon_then_agree(postgres_server_url: st
             assert await harness.store.ledger.balance(f"player:{name}") == DEPOSIT - 1_100 + proposal[name]
         report = await harness.store.ledger.check()
         assert report.ok, report.problems
+        # over: the operators' results and players are the deal's
+        await desk.send(op.OpTournamentResults(request_id="res", tournament_id=tournament_id))
+        results = await _answer(desk, "res")
+        assert isinstance(results, sm.OpResults) and results.status.value == "finished", results
+        assert sorted(p for r in results.results for p in r.players) == sorted(NAMES)
+        assert {p: r.prize_cents for r in results.results for p in r.players} == proposal
+        await desk.send(op.OpTournamentShow(request_id="show", tournament_id=tournament_id))
+        shown = await _answer(desk, "show")
+        assert isinstance(shown, sm.OpTournament) and shown.tournament.status.value == "finished", shown
+        assert {p.player: p.prize_cents for p in shown.players} == proposal
         for task in tasks:
             task.cancel()
         await desk.close()
+
+
+async def _answer(connection: Connection, request_id: str) -> sm.ServerMessage:
+    while True:
+        message = await connection.recv(30)
+        if getattr(message, "request_id", None) == request_id:
+            return message
 
 
 async def test_a_deal_that_keeps_money_back_plays_on_for_it(postgres_server_url: str) -> None:
