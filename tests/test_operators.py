@@ -91,14 +91,17 @@ def every_request(tournament_id: str, player: str, toml: str) -> list[op.Operato
 async def test_admin_tournament_mistakes_are_one_line_before_anything_is_sent() -> None:
     """Without a server to reach, or with input that can never work: one line, a non-zero status."""
     nowhere = ["--url", "ws://127.0.0.1:1", "--token", "t"]
-    err = await refused(2, "admin", "tournament", "pause", "x", "--url", "http://127.0.0.1:1", "--token", "t")
-    assert "not a WebSocket address" in err
-    assert "token" in await refused(2, "admin", "tournament", "list", "--url", "ws://127.0.0.1:1")
-    assert "cannot connect" in await refused(1, "admin", "tournament", "list", *nowhere)
-    assert "no-such.toml" in await refused(2, "admin", "tournament", "create", "no-such.toml", *nowhere)
-    await refused(2, "admin", "tournament", "penalize", "x", "ann", "0", *nowhere)
-    await refused(2, "admin", "tournament", "message", "x", "hi", "--table", "1", "--player", "p", *nowhere)
-    assert "--url" in await refused(2, "admin", "tournament", "results", "x")
+    errors = await asyncio.gather(  # each its own process: at once
+        refused(2, "admin", "tournament", "pause", "x", "--url", "http://127.0.0.1:1", "--token", "t"),
+        refused(2, "admin", "tournament", "list", "--url", "ws://127.0.0.1:1"),
+        refused(1, "admin", "tournament", "list", *nowhere),
+        refused(2, "admin", "tournament", "create", "no-such.toml", *nowhere),
+        refused(2, "admin", "tournament", "penalize", "x", "ann", "0", *nowhere),
+        refused(2, "admin", "tournament", "message", "x", "hi", "--table", "1", "--player", "p", *nowhere),
+        refused(2, "admin", "tournament", "results", "x"),
+    )
+    assert "not a WebSocket address" in errors[0] and "token" in errors[1], errors
+    assert "cannot connect" in errors[2] and "no-such.toml" in errors[3] and "--url" in errors[6], errors
 
 
 async def test_a_player_or_observer_can_do_no_operator_request(postgres_server_url: str) -> None:
@@ -260,25 +263,40 @@ async def test_every_operator_command_through_feltd_admin_tournament(
         bad.write_text(
             tournament_toml("cli", players=9).replace("starting_stack = 1500", "starting_stack = -1")
         )
-        await refused(2, *admin("create", str(bad)))
         out = await ok(*admin("create", str(file), "--start", "+1h"))
         assert "'cli'" in out and "registering" in out
-        await refused(1, *admin("create", str(file)))  # the id is taken
-        assert "(not_available)" in await refused(1, *admin("pause", "cli"))  # not started
         gone = tmp_path / "gone.toml"
         gone.write_text(tournament_toml("gone", players=9))
-        await ok(*admin("create", str(gone)))
         empty = tmp_path / "empty.toml"
         empty.write_text(tournament_toml("empty", players=9))
-        await ok(*admin("create", str(empty), "--start", "now"))  # nobody came: cancelled at once
+        stored = tmp_path / "stored.toml"
+        stored.write_text(tournament_toml("stored", players=9))
+        outcomes = await asyncio.gather(  # independent of each other: at once
+            refused(2, *admin("create", str(bad))),
+            refused(1, *admin("create", str(file))),  # the id is taken
+            refused(1, *admin("pause", "cli")),  # not started
+            ok(*admin("create", str(gone))),
+            ok(*admin("create", str(empty), "--start", "now")),  # nobody came: cancelled at once
+            # without --url: the database itself, which the running server then reads
+            ok("admin", "tournament", "create", str(stored), "--start", "+2h", *db),
+        )
+        assert "starting_stack" in outcomes[0] and "(not_available)" in outcomes[2], outcomes
+        assert "'stored'" in outcomes[5]
         for _ in range(1000):
             if (await harness.store.tournaments.get("empty")).status.value == "cancelled":
                 break
             await asyncio.sleep(0.02)
-        assert "gone" in await ok(*admin("list"))
         await ok(*admin("delete", "gone"))
         listing = {line.split()[0]: line.split()[1] for line in (await ok(*admin("list"))).splitlines()[1:]}
+        # "stored" is loaded by the server whenever another create makes it read the store
+        assert listing.pop("stored") in ("announced", "registering"), listing
         assert listing == {"cli": "registering", "gone": "cancelled", "empty": "cancelled"}, listing
+
+        offline = await ok("admin", "tournament", "list", *db)
+        rows = {line.split()[0]: line.split()[1] for line in offline.splitlines() if len(line.split()) > 3}
+        assert rows["stored"] in ("announced", "registering") and rows["gone"] == "cancelled", rows
+        await harness.server.load()
+        assert "tournament 'stored'" in await ok(*admin("show", "stored"))
         assert "gone" not in harness.server.coordinators
 
         # edit: a new start, then a new definition (nobody has entered yet)
@@ -303,8 +321,7 @@ async def test_every_operator_command_through_feltd_admin_tournament(
             20,
             "3 registered",
         )
-        for name in ("bob", "carl"):
-            await ok(*admin("register", "cli", name))
+        await asyncio.gather(ok(*admin("register", "cli", "bob")), ok(*admin("register", "cli", "carl")))
         assert await harness.store.ledger.balance("player:bob") == 50_000 - 1_100
         await ok(*admin("unregister", "cli", "bob"))
         assert await harness.store.ledger.balance("player:bob") == 50_000
@@ -321,19 +338,18 @@ async def test_every_operator_command_through_feltd_admin_tournament(
         )
         (table_id,) = {next(iter(p.hands)) for p in players.values()}
 
-        await asyncio.gather(
+        await asyncio.gather(  # independent commands: at once
             ok(*admin("message", "cli", "welcome all")),
             ok(*admin("message", "cli", "your table", "--table", str(table_id))),
             ok(*admin("message", "cli", "just you", "--player", "ann")),
+            ok(*admin("penalize", "cli", "dan", "2")),
+            ok(*admin("sit-out", "cli", "eve")),
         )
         await wait_until(lambda: len(_notices(players["ann"])) == 3, 20, "ann's notices")
         await wait_until(lambda: len(_notices(players["dan"])) == 2, 20, "dan's notices")
         assert sorted(_notices(players["dan"])) == ["welcome all", "your table"]
         assert sorted(_notices(players["ann"])) == ["just you", "welcome all", "your table"]
-
-        await ok(*admin("penalize", "cli", "dan", "2"))
         await wait_until(lambda: _seat_events(players["ann"], te.HandKilled) != [], 30, "dan's hand killed")
-        await ok(*admin("sit-out", "cli", "eve"))
         await wait_until(lambda: SeatChange.AWAY in _changes(players["ann"]), 30, "eve away")
         await ok(*admin("sit-out", "cli", "eve", "--back"))
         await wait_until(lambda: SeatChange.BACK in _changes(players["ann"]), 30, "eve back")
@@ -342,13 +358,14 @@ async def test_every_operator_command_through_feltd_admin_tournament(
 
         await ok(*admin("pause", "cli"))
         await wait_until(lambda: director.paused, 20, "paused")
-        shown = await ok(*admin("show", "cli"))
+        shown, again, results = await asyncio.gather(
+            ok(*admin("show", "cli")), refused(1, *admin("pause", "cli")), ok(*admin("results", "cli"))
+        )
         assert "clock paused" in shown and "eve" in shown, shown
-        assert "(not_available)" in await refused(1, *admin("pause", "cli"))  # already paused
+        assert "(not_available)" in again  # already paused
+        assert "eve" in results and "status running" in results, results
         await ok(*admin("resume", "cli"))
         assert not director.paused
-        results = await ok(*admin("results", "cli"))
-        assert "eve" in results and "status running" in results, results
         await ok(*admin("cancel", "cli"))
         results = await ok(*admin("results", "cli"))
         assert "cancelled" in results, results
