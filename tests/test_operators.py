@@ -551,7 +551,7 @@ async def test_cancel_after_half_an_hour_pays_the_prize_pool_out(postgres_server
     Every player still in is told (``cancelled``, ``prize_pool``) and their balance is the
     ledger's; the ledger checks out."""
     names = [f"c{i}" for i in range(6)]
-    async with running_server(postgres_server_url, speed=200.0) as harness:
+    async with running_server(postgres_server_url, speed=400.0) as harness:
         await harness.add_players(names, cents=100_000)
         tournament_id = await harness.create(
             tournament_toml("late", players=6, level_minutes=120), starts_in=36_000
