@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from server_harness import Player, running_server, tournament_toml, wait_until
+from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
+from websockets.typing import Subprotocol
 
 from client.connection import Connection
 from engine.tournament import director as d
@@ -25,6 +27,7 @@ from protocol import operator_requests as op
 from protocol import server_messages as sm
 from protocol import table_events as te
 from protocol import tournament_events as tev
+from protocol.codec import MSGPACK_SUBPROTOCOL
 from protocol.errors import ErrorCode
 from protocol.kinds import ActionKind, HoldReason, OperatorEventKind, Role, SeatChange
 
@@ -102,6 +105,19 @@ async def test_admin_tournament_mistakes_are_one_line_before_anything_is_sent() 
     )
     assert "not a WebSocket address" in errors[0] and "token" in errors[1], errors
     assert "cannot connect" in errors[2] and "no-such.toml" in errors[3] and "--url" in errors[6], errors
+
+    async def hang_up(connection: ServerConnection) -> None:
+        await connection.close()
+
+    async def babble(connection: ServerConnection) -> None:
+        await connection.recv()
+        await connection.send('{"type": "no_such_message"}')
+        await connection.wait_closed()
+
+    for handler in (hang_up, babble):  # something that is not a feltd server
+        async with serve(handler, "127.0.0.1", 0, subprotocols=[Subprotocol(MSGPACK_SUBPROTOCOL)]) as server:
+            port = next(iter(server.sockets)).getsockname()[1]
+            await refused(1, "admin", "tournament", "list", "--url", f"ws://127.0.0.1:{port}", "--token", "t")
 
 
 async def test_a_player_or_observer_can_do_no_operator_request(postgres_server_url: str) -> None:

@@ -249,6 +249,7 @@ async def _online(args: argparse.Namespace, token: str, toml: str | None) -> int
 
     from client.connection import Connection, LoginRefused
     from protocol import server_messages as sm
+    from protocol.errors import ProtocolError
     from protocol.kinds import Role
     from server.cli.exits import FAILED, CommandError
 
@@ -257,8 +258,10 @@ async def _online(args: argparse.Namespace, token: str, toml: str | None) -> int
         welcome = await connection.connect()
     except LoginRefused as refused:
         raise CommandError(f"the server refused the login: {refused}", FAILED) from None
-    except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as error:
+    except (OSError, InvalidHandshake, InvalidURI, TimeoutError, ConnectionClosed) as error:
         raise CommandError(f"cannot connect to {args.url}: {error}", FAILED) from None
+    except ProtocolError as error:
+        raise CommandError(f"{args.url} does not speak feltd's protocol: {error}", FAILED) from None
     try:
         if welcome.role is not Role.OPERATOR:
             raise CommandError(f"that token is not an operator's (it logs in as {welcome.role})", FAILED)
@@ -277,6 +280,8 @@ async def _online(args: argparse.Namespace, token: str, toml: str | None) -> int
             except ConnectionClosed as closed:
                 reason = closed.rcvd.reason if closed.rcvd is not None else ""
                 raise CommandError(f"the server closed the connection {reason}".strip(), FAILED) from None
+            except ProtocolError as error:
+                raise CommandError(f"the server's answer cannot be read: {error}", FAILED) from None
             if isinstance(message, sm.Error) and (message.request_id in (request_id, None)):
                 raise CommandError(f"refused ({message.code}): {message.message}", FAILED)
             if getattr(message, "request_id", None) == request_id:
