@@ -177,6 +177,17 @@ async def test_a_player_or_observer_can_do_no_operator_request(postgres_server_u
         assert (OperatorEventKind.REGISTERED, "bob") in kinds, kinds
         for message in await _drain(ann):
             assert not isinstance(message, sm.OpEvent), message
+        # op_unsubscribe: the next command is answered but streams nothing
+        await boss.connection.send(op.OpUnsubscribe(request_id="unsub"))
+        await wait_until(lambda: len(boss.of(sm.Ack)) == 3, 20, "op_unsubscribe's ack")
+        streamed = len(boss.of(sm.OpEvent))
+        await boss.connection.send(
+            op.OpPlayerUnregister(request_id="unreg-bob", tournament_id=tournament_id, player="bob")
+        )
+        await wait_until(lambda: len(boss.of(sm.Ack)) == 4, 20, "the unregistration's ack")
+        await asyncio.sleep(0.3)  # an event would follow at once; none may come
+        assert len(boss.of(sm.OpEvent)) == streamed, boss.of(sm.OpEvent)[streamed:]
+        assert await harness.store.ledger.balance("player:bob") == 50_000
         await ann.close()
         await boss.close()
 
