@@ -356,7 +356,12 @@ async def test_every_operator_command_through_feltd_admin_tournament(
         registered = set(harness.server.coordinators["cli"].director.registration.registered)
         assert registered == {"ann", "dan", "eve"}, registered  # carl never connected: refunded
         assert await harness.store.ledger.balance("player:carl") == 50_000
-        await refused(1, *admin("unregister", "cli", "bob"))  # not registered any more
+        late = await asyncio.gather(
+            refused(1, *admin("unregister", "cli", "bob")),  # not registered any more
+            refused(1, *admin("edit", "cli", "--file", str(file))),  # their money is in
+            refused(1, *admin("delete", "cli")),
+        )
+        assert "has entrants" in late[1] and "has entrants" in late[2], late
 
         await ok(*admin("start", "cli"))
         director = harness.server.coordinators["cli"].director
