@@ -98,7 +98,8 @@ class OpTournamentResume(Message, frozen=True, kw_only=True):
 class OpTournamentCancel(Message, frozen=True, kw_only=True):
     """Stop for good and settle by CANCEL-1: before the start everyone is refunded; after it,
     the money is shared by the players left (``in_money``: by chips or by ICM) as docs/payouts.md
-    says. Every player is told what they got (``balance``, ``tournament_event`` ``cancelled``)."""
+    says. Every player is told what they got (``tournament_event`` ``cancelled``, a ``notice``
+    with their cents, ``balance``)."""
 
     request_id: Id
     tournament_id: Id

@@ -896,6 +896,7 @@ class Coordinator:
         to_players: list[tuple[str, ServerMessage]] = []
         events: list[ServerMessage] = []
         accounts: set[str] = set()
+        paid: dict[str, int] = {}  # cents to each player in these commands
         state_changed = lobby_changed = False
         touched: set[int] = set() if ended is None else {ended}
         for command in commands:
@@ -907,6 +908,10 @@ class Coordinator:
                 accounts.update(t.target for t in command.transfers)
                 lobby_changed = True
                 self._paid_events(command.transfers, now)
+                for transfer in command.transfers:
+                    if transfer.reason in _PAYOUTS and transfer.target.startswith("player:"):
+                        player = Account.parse(transfer.target).player_id
+                        paid[player] = paid.get(player, 0) + transfer.amount
             elif isinstance(command, d.DealHand):
                 deals.append(command)
             elif isinstance(command, d.TableOpened):
@@ -1025,6 +1030,16 @@ class Coordinator:
             elif isinstance(command, d.TournamentCancelled):
                 await self._status(TournamentStatus.CANCELLED)
                 self._status_event(kinds.TournamentStatus.CANCELLED, now)
+                # a balance alone does not say what the settlement gave: each player is told
+                for player, cents in sorted(paid.items()):
+                    text = (
+                        f"{self.config.id} was cancelled and settled ({command.kind.value}): "
+                        f"{cents} cents to you"
+                    )
+                    notice = Notice(
+                        tournament_id=self.config.id, table_id=None, text=text, at_ms=milliseconds(now)
+                    )
+                    to_players.append((player, notice))
                 for table_id in list(self.actors):
                     closed.add(table_id)
                     touched.add(table_id)

@@ -543,6 +543,9 @@ async def test_pause_resume_and_cancel_a_live_bot_tournament(postgres_server_url
             ]
             assert kind.value == "rollback"
         await wait_until(lambda: all(_last_balance(b) == 100_000 for b in bots), 30, "players' balances")
+        await wait_until(lambda: all(_notices(b) for b in bots), 30, "what each got")
+        for bot in bots:
+            assert _notices(bot) == ["live was cancelled and settled (rollback): 1100 cents to you"]
         for name in names:
             assert await harness.store.ledger.balance(f"player:{name}") == 100_000
         paid: dict[str | None, int] = {}
@@ -630,6 +633,10 @@ async def test_cancel_after_half_an_hour_pays_the_prize_pool_out(postgres_server
         assert sum(got.values()) == 6 * 1_000 + 100 * len(left), got  # the pool, and the fees of those in
         assert all(got[n] == 0 for n in names if n not in left), got
         assert all(got[n] > 100 for n in left), got
+        await wait_until(lambda: all(_notices(b) for b in told), 30, "what each got")
+        for bot in told:
+            (notice,) = _notices(bot)
+            assert notice.endswith(f": {got[str(bot.connection.player)]} cents to you"), notice
         await wait_until(
             lambda: all(_last_balance(b) == 100_000 - 1_100 + got[str(b.connection.player)] for b in told),
             30,
