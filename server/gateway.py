@@ -215,6 +215,7 @@ class Session:
         self.tokens = 2 * gateway.limits.rate_per_second  # a full burst to start with
         self.refilled = time.monotonic()
         self.closing = False
+        self.sending = False
 
     @property
     def caller(self) -> Caller:
@@ -243,13 +244,15 @@ class Session:
         now = time.monotonic()
         while self.resyncs and self.resyncs[0] < now - limits.resync_window:
             self.resyncs.popleft()
-        if len(self.resyncs) >= limits.max_resyncs:
+        kept = deque(item for item in self.queue if item[0] is None)
+        # replies it did not read fill the queue by themselves: a resync would not help
+        unread_replies = len(kept) + len(self.following) >= limits.max_queued_frames
+        if len(self.resyncs) >= limits.max_resyncs or unread_replies:
             metrics.slow_closes += 1
             self.close(GoodbyeReason.TOO_SLOW, "the connection did not read what it was sent")
             return False
         self.resyncs.append(now)
         metrics.resyncs += 1
-        kept = deque(item for item in self.queue if item[0] is None)
         metrics.send_queue_drops += len(self.queue) - len(kept)
         self.queue = kept
         for table_id, following in list(self.following.items()):
@@ -267,7 +270,9 @@ class Session:
                 self.ready.clear()
                 while self.queue:
                     _, frame = self.queue.popleft()
+                    self.sending = True  # out of the queue, not yet on the wire
                     await asyncio.wait_for(websocket.send(frame), timeout)
+                    self.sending = False
                     metrics.frames_out += 1
                     metrics.bytes_out += len(frame)
                 if self.closing:
@@ -474,7 +479,7 @@ class Gateway:
 
         async def close_after_goodbye() -> None:
             for _ in range(100):
-                if not session.queue:
+                if not session.queue and not session.sending:
                     break
                 await asyncio.sleep(0.01)
             await session.websocket.close(session.close_code, session.close_reason)
