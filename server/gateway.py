@@ -27,6 +27,7 @@ player: a second login takes over and the first is told ``taken_over``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http
 import logging
 import secrets
@@ -141,6 +142,7 @@ class Limits:
     max_resyncs: int = 3  # in ``resync_window`` seconds, then the client is too slow
     resync_window: float = 60.0
     send_timeout: float = 30.0  # seconds a single frame may take to leave (then ``too_slow``)
+    close_timeout: float = 5.0  # for the closing handshake, then the TCP connection is dropped
     open_timeout: float = 10.0  # the HTTP upgrade must be over within it (half-open TCP)
     hello_timeout: float = 10.0  # ``hello`` within it of the upgrade
     rate_per_second: float = RATE_PER_SECOND  # frames a connection may send a second (bursts of 2x)
@@ -159,6 +161,7 @@ class Limits:
         for name in (
             "resync_window",
             "send_timeout",
+            "close_timeout",
             "open_timeout",
             "hello_timeout",
             "rate_per_second",
@@ -389,6 +392,7 @@ class Gateway:
             compression=None,
             max_size=self.limits.max_size,
             open_timeout=self.limits.open_timeout,
+            close_timeout=self.limits.close_timeout,
             create_connection=Counted,
             max_queue=32,
             ping_interval=self.heartbeat_seconds,
@@ -443,10 +447,14 @@ class Gateway:
         finally:
             session.closing = True
             session.ready.set()
+            # What it still sends is read and dropped: unread, it would stop websockets reading
+            # the socket, and the client's close frame behind it, until close_timeout.
+            drain = asyncio.create_task(_discard(websocket), name=f"drain {session.id}")
             await asyncio.wait({writer}, timeout=2.0)
             writer.cancel()
             # with the code its goodbye named (returning from the handler would close with 1000)
             await session.websocket.close(session.close_code, session.close_reason)
+            drain.cancel()
             self._forget(session)
             self.metrics.connections -= 1
 
@@ -944,6 +952,12 @@ _TOURNAMENT_REQUESTS = (
     DealAbandon,
 )
 _SCHEDULING = (OpTournamentCreate, OpTournamentEdit, OpTournamentDelete, OpTournamentList)
+
+
+async def _discard(websocket: ServerConnection) -> None:
+    with contextlib.suppress(ConnectionClosed):
+        async for _ in websocket:
+            pass
 
 
 def _request_id(message: ClientMessage) -> str | None:
