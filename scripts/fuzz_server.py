@@ -400,7 +400,7 @@ async def campaign(
     postgres_server_url: str,
     *,
     frames: int = 100_000,
-    workers: int = 12,
+    workers: int = 64,
     players: int = 9,
     speed: float = 10.0,
     seed: int = 5,
@@ -528,7 +528,7 @@ async def campaign(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--frames", type=int, default=100_000, help="hostile frames to send")
-    parser.add_argument("--workers", type=int, default=12, help="hostile connections open at a time")
+    parser.add_argument("--workers", type=int, default=64, help="hostile connections open at a time")
     parser.add_argument("--players", type=int, default=9, help="bots in the tournament")
     parser.add_argument("--speed", type=float, default=10.0, help="the tournament clock's speed")
     parser.add_argument("--seed", type=int, default=5)

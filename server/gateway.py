@@ -138,6 +138,9 @@ class Limits:
     flags; docs/protocol.md section 17). Times are wall-clock seconds."""
 
     max_size: int = MAX_SIZE  # websockets closes a connection sending a bigger frame (1009)
+    # Frames received and not yet read (only while a hello awaits the store): then websockets
+    # stops reading the socket. With max_size, a connection's worst case: 8 x 64 KiB.
+    max_unread_frames: int = 8
     max_queued_frames: int = 512  # a session's send queue; then a resync, then ``too_slow``
     max_resyncs: int = 3  # in ``resync_window`` seconds, then the client is too slow
     resync_window: float = 60.0
@@ -154,7 +157,14 @@ class Limits:
 
     def check(self) -> None:
         """``ValueError`` naming the first setting out of range."""
-        counts = ("max_size", "max_queued_frames", "max_resyncs", "max_refused", "max_errors")
+        counts = (
+            "max_size",
+            "max_unread_frames",
+            "max_queued_frames",
+            "max_resyncs",
+            "max_refused",
+            "max_errors",
+        )
         for name in (*counts, "max_connections", "max_opening"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
@@ -394,7 +404,7 @@ class Gateway:
             open_timeout=self.limits.open_timeout,
             close_timeout=self.limits.close_timeout,
             create_connection=Counted,
-            max_queue=32,
+            max_queue=self.limits.max_unread_frames,
             ping_interval=self.heartbeat_seconds,
             ping_timeout=self.heartbeat_seconds,
             process_request=self._http,

@@ -13,6 +13,8 @@ import asyncio
 import contextlib
 import os
 import socket
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Callable
 
@@ -573,3 +575,49 @@ async def test_past_max_connections_an_upgrade_gets_503_and_extra_tcp_is_dropped
         # the sessions still work
         await sessions[0].send(MSGPACK.encode(cm.Ping(nonce=5)))
         assert isinstance(await next_message(sessions[0], sm.Pong), sm.Pong)
+
+
+# -- the settings ---------------------------------------------------------------------------------
+
+
+def test_feltd_serve_flags_set_the_client_limits_and_refuse_nonsense() -> None:
+    from server.cli.main import build_parser
+    from server.cli.serve import limits
+
+    flags = "--max-connections 50 --max-opening 7 --hello-timeout 3 --open-timeout 4 --rate 5"
+    flags += " --max-refused 3 --max-errors 9 --error-window 30 --send-queue 64 --send-timeout 2"
+    args = build_parser().parse_args(["serve", *flags.split()])
+    assert limits(args) == Limits(
+        max_connections=50,
+        max_opening=7,
+        hello_timeout=3.0,
+        open_timeout=4.0,
+        rate_per_second=5.0,
+        max_refused=3,
+        max_errors=9,
+        error_window=30.0,
+        max_queued_frames=64,
+        send_timeout=2.0,
+    )
+    assert build_parser().parse_args(["serve"]).heartbeat == 20
+    assert limits(build_parser().parse_args(["serve"])) == Limits()  # the documented defaults
+    for flags, text in (
+        (["--hello-timeout", "0"], "hello_timeout must be > 0"),
+        (["--rate", "-1"], "rate_per_second must be > 0"),
+    ):
+        result = subprocess.run(
+            [sys.executable, "-m", "server.cli.main", "serve", *flags],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode != 0 and text in result.stderr, (flags, result.stderr)
+    result = subprocess.run(
+        [sys.executable, "-m", "server.cli.main", "serve", "--max-connections", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2 and "--max-connections" in result.stderr, result.stderr
+    with pytest.raises(ValueError, match="max_errors"):
+        Limits(max_errors=0).check()
