@@ -17,6 +17,7 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Callable
+from typing import TypeVar
 
 import msgspec
 import pytest
@@ -137,10 +138,10 @@ async def test_each_malformed_frame_gets_its_typed_error_and_the_tenth_closes_10
             (pack({"type": "ping", "nonce": 2**64 - 1}), ErrorCode.INVALID_FIELD),  # huge int
             ('{"type": "ping", "nonce": 1}', ErrorCode.WRONG_FRAME_KIND),  # text on msgpack
         ]
-        for frame, code in cases:
+        for frame, expected in cases:
             await ws.send(frame)
             error = await next_error(ws)
-            assert (error.code, error.fatal) == (code, False), (frame, error)
+            assert (error.code, error.fatal) == (expected, False), (frame, error)
         # the connection still works between refusals: a ping is answered
         await ws.send(MSGPACK.encode(cm.Ping(nonce=7)))
         pong = await next_message(ws, sm.Pong)
@@ -291,7 +292,10 @@ class Reader:
         return sum(1 for m in self.received if isinstance(m, sm.Ack) and m.request_id == request_id)
 
 
-def table_events(reader: Reader, kind: type[te.TableEventType]) -> list[te.TableEventType]:
+Event = TypeVar("Event")
+
+
+def table_events(reader: Reader, kind: type[Event]) -> list[Event]:
     return [m.event for m in reader.received if isinstance(m, sm.TableEvent) and isinstance(m.event, kind)]
 
 
@@ -339,12 +343,11 @@ async def test_a_player_cannot_act_for_another_seat_see_its_cards_replay_or_act_
         assert readers[other].errors("o1") == [ErrorCode.NOT_YOUR_TURN]
         assert readers["cat"].errors("c1") == [ErrorCode.NOT_SEATED]
         # naming a seat is not part of an act: refused before it reaches the table
-        forged = msgspec.msgpack.encode({**msgspec.structs.asdict(act("o2", ActionKind.FOLD)), "type": "act"})
-        forged_with_seat = msgspec.msgpack.encode(
-            {**msgspec.msgpack.decode(forged), "seat": seats[mover].seat}
-        )
-        assert readers[other].connection._ws is not None
-        await readers[other].connection._ws.send(forged_with_seat)
+        forged = {**msgspec.to_builtins(act("o2", ActionKind.FOLD)), "seat": seats[mover].seat}
+        assert forged["type"] == "act"
+        socket_of_other = readers[other].connection._ws
+        assert socket_of_other is not None
+        await socket_of_other.send(msgspec.msgpack.encode(forged))
         await wait_until(lambda: bool(readers[other].errors("o2")), 20, "o2 refused")
         assert readers[other].errors("o2") == [ErrorCode.INVALID_FIELD]
 
@@ -609,17 +612,17 @@ def test_feltd_serve_flags_set_the_client_limits_and_refuse_nonsense() -> None:
     )
     assert build_parser().parse_args(["serve"]).heartbeat == 20
     assert limits(build_parser().parse_args(["serve"])) == Limits()  # the documented defaults
-    for flags, text in (
+    for wrong, text in (
         (["--hello-timeout", "0"], "hello_timeout must be > 0"),
         (["--rate", "-1"], "rate_per_second must be > 0"),
     ):
         result = subprocess.run(
-            [sys.executable, "-m", "server.cli.main", "serve", *flags],
+            [sys.executable, "-m", "server.cli.main", "serve", *wrong],
             capture_output=True,
             text=True,
             timeout=60,
         )
-        assert result.returncode != 0 and text in result.stderr, (flags, result.stderr)
+        assert result.returncode != 0 and text in result.stderr, (wrong, result.stderr)
     result = subprocess.run(
         [sys.executable, "-m", "server.cli.main", "serve", "--max-connections", "0"],
         capture_output=True,
