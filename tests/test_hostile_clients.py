@@ -21,7 +21,7 @@ from typing import TypeVar
 
 import msgspec
 import pytest
-from server_harness import Harness, running_server, tournament_toml, wait_until
+from server_harness import Harness, Player, running_server, tournament_toml, wait_until
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.client import ClientProtocol
 from websockets.exceptions import ConnectionClosed, InvalidStatus
@@ -495,6 +495,47 @@ async def test_a_client_that_never_reads_costs_a_bounded_queue_and_is_dropped(
         assert longest <= limits.max_queued_frames + 1, longest
         assert harness.server.metrics.slow_closes >= 1
         assert sent > limits.max_queued_frames  # it did ask for more than the queue holds
+
+
+def calling_station(legal: te.LegalView, rng: object) -> tuple[ActionKind, int | None]:
+    """Checks and calls: a heads-up match that lasts while a test watches it."""
+    return ActionKind.CHECK_OR_CALL, None
+
+
+async def test_a_client_that_does_not_read_a_table_is_resynced_then_closed(postgres_server_url: str) -> None:
+    """Table frames a client leaves unread are dropped and replaced by a fresh snapshot (a
+    resync), at most ``max_resyncs`` times; then it is closed ``too_slow``. Its queue never holds
+    more than ``max_queued_frames`` (and a goodbye); the players at the table play on."""
+    limits = Limits(max_queued_frames=16, rate_per_second=1_000_000)
+    async with running_server(postgres_server_url, limits=limits) as harness:
+        await harness.add_players(["ann", "bob"])
+        tournament_id = await harness.create(tournament_toml("slowrail", players=2), starts_in=20)
+        bots = [Player(harness.connection(name), tournament_id, calling_station) for name in ("ann", "bob")]
+        runs = [asyncio.create_task(bot.run(until=120)) for bot in bots]
+        await wait_until(lambda: bool(bots[0].hands), 30, "a hand under way")
+        table_id = next(iter(bots[0].hands))
+        gateway = harness.server.gateway
+        metrics = harness.server.metrics
+        client = await Unread.open(harness.url, cm.Hello(protocol=PROTOCOL_VERSION, client="slow-rail"))
+        await wait_until(lambda: len(gateway.sessions) == 3, 20, "the rail's session")
+        session = next(s for s in gateway.sessions.values() if s.player is None)
+        longest = 0
+        for _ in range(5000):  # every join is a snapshot of the table
+            if session.id not in gateway.sessions or session.closing:
+                break
+            with contextlib.suppress(OSError):
+                await client.send(MSGPACK.encode(cm.TableJoin(table_id=table_id)))
+            longest = max(longest, len(session.queue))
+            await asyncio.sleep(0)
+        await wait_until(lambda: session.id not in gateway.sessions, 60, "the rail closed")
+        client.close()
+        assert metrics.resyncs == limits.max_resyncs and metrics.send_queue_drops > 0
+        assert metrics.slow_closes == 1
+        assert longest <= limits.max_queued_frames + 1, longest
+        hands = sum(bot.acted for bot in bots)
+        await wait_until(lambda: sum(bot.acted for bot in bots) > hands, 30, "the table plays on")
+        for run in runs:
+            run.cancel()
 
 
 async def test_idle_and_half_open_connections_are_timed_out_at_bounded_cost(
