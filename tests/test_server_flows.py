@@ -1,0 +1,535 @@
+"""The game server's flows over real sockets (acceptance 2 and 3 of the game server): a reconnect
+in the middle of a hand, the clock running out on a silent player (CLK-2/3), a disconnected
+player dealt in and blinded until busted (CLK-1), an observer who sees no hole card, a table that
+reaches the :55 break (BRK-T1), and hand for hand on the bubble (HFH-1).
+
+Every test runs a small tournament on an accelerated clock against the real server and
+PostgreSQL; clients are ``client.connection.Connection``s driven by the test, each reading its
+frames in a task of its own so that the test can drop, resume and answer them as it likes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import itertools
+import random
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import msgspec
+from server_harness import Harness, Player, lively, running_server, tournament_toml, wait_until
+from websockets.exceptions import ConnectionClosed
+
+from client.connection import Connection
+from engine.tournament.transfers import player_account
+from protocol import client_messages as cm
+from protocol import server_messages as sm
+from protocol import table_events as te
+from protocol import tournament_events as tev
+from protocol.kinds import ActionKind, SeatChange, SeatReason, Street
+
+Decide = Callable[[te.LegalView], ActionKind]
+
+
+def check_or_call(legal: te.LegalView) -> ActionKind:
+    return ActionKind.CHECK_OR_CALL
+
+
+@dataclass
+class Client:
+    """A player's (or the rail's) connection whose frames a task reads into ``sessions``, one
+    list per connection; with ``decide`` set it answers every turn of its own at once."""
+
+    connection: Connection
+    tournament_id: str
+    decide: Decide | None = None
+    sessions: list[list[sm.ServerMessage]] = field(default_factory=list)
+    seat: int | None = None
+    table_id: int | None = None
+    # the turn waiting for this player's answer: (table, hand, legal)
+    pending: tuple[int, int, te.LegalView] | None = None
+    hands: dict[int, int] = field(default_factory=dict)
+    acted: int = 0
+    task: asyncio.Task[None] | None = None
+
+    @property
+    def session(self) -> list[sm.ServerMessage]:
+        return self.sessions[-1]
+
+    @property
+    def received(self) -> list[sm.ServerMessage]:
+        return [message for session in self.sessions for message in session]
+
+    async def connect(self, *, resume: bool = False) -> None:
+        await self.connection.connect(resume=resume)
+        self.pending = None
+        self.sessions.append([])
+        self.task = asyncio.create_task(self._read(self.sessions[-1]))
+
+    async def register(self) -> None:
+        request = f"reg-{self.connection.player}"
+        await self.connection.send(cm.Register(tournament_id=self.tournament_id, request_id=request))
+
+    async def drop(self) -> None:
+        """The connection goes: nothing more is read from it (what it had not read is lost)."""
+        if self.task is not None:
+            self.task.cancel()
+            await asyncio.gather(self.task, return_exceptions=True)
+            self.task = None
+        await self.connection.close()
+
+    async def act(self, action: ActionKind, action_id: str | None = None) -> str:
+        assert self.pending is not None, "not this player's turn"
+        table_id, hand_number, _ = self.pending
+        self.acted += 1
+        action_id = action_id or f"{self.connection.player}-{hand_number}-{self.acted}"
+        self.pending = None
+        await self.connection.send(
+            cm.Act(table_id=table_id, hand_number=hand_number, action_id=action_id, action=action)
+        )
+        return action_id
+
+    async def _read(self, into: list[sm.ServerMessage]) -> None:
+        try:
+            while True:
+                message = await self.connection.recv()
+                into.append(message)
+                await self._react(message)
+        except ConnectionClosed:
+            return
+
+    async def _react(self, message: sm.ServerMessage) -> None:
+        if isinstance(message, sm.Seated):
+            self.seat, self.table_id = message.seat, message.table_id
+        elif isinstance(message, sm.TableSnapshot):
+            self.pending = None
+            if message.hand_number is not None:
+                self.hands[message.table_id] = message.hand_number
+                if message.legal is not None:
+                    self.pending = (message.table_id, message.hand_number, message.legal)
+        elif isinstance(message, sm.TableEvent):
+            event = message.event
+            if isinstance(event, te.HandStarted):
+                self.hands[message.table_id] = event.hand_number
+                self.pending = None
+            elif isinstance(event, te.Turn) and event.legal is not None:
+                self.pending = (message.table_id, self.hands[message.table_id], event.legal)
+            elif isinstance(event, te.ActionTaken) and event.seat == self.seat:
+                self.pending = None
+        if self.decide is not None and self.pending is not None:
+            await self.act(self.decide(self.pending[2]))
+
+    def events(self, session: Iterable[sm.ServerMessage] | None = None) -> list[sm.TableEvent]:
+        messages = self.received if session is None else session
+        return [m for m in messages if isinstance(m, sm.TableEvent) and m.table_id == self.table_id]
+
+    def tournament_events(self) -> list[object]:
+        return [m.event for m in self.received if isinstance(m, sm.TournamentEvent)]
+
+    def acks(self, session: Iterable[sm.ServerMessage]) -> set[str]:
+        return {m.request_id for m in session if isinstance(m, sm.Ack)}
+
+
+def client(
+    harness: Harness,
+    name: str | None,
+    tournament_id: str,
+    *,
+    json: bool = False,
+    decide: Decide | None = None,
+) -> Client:
+    return Client(harness.connection(name, json=json), tournament_id, decide=decide)
+
+
+def contiguous(seqs: list[int]) -> bool:
+    return all(b == a + 1 for a, b in itertools.pairwise(seqs))
+
+
+def event_seqs(messages: Iterable[sm.ServerMessage], table_id: int) -> list[int]:
+    return [m.seq for m in messages if isinstance(m, sm.TableEvent) and m.table_id == table_id]
+
+
+# -- acceptance 2: a reconnect in the middle of a hand -------------------------------------------
+
+
+async def test_a_reconnect_mid_hand_gets_every_missed_event_once_in_order_and_a_resent_action_id_acts_once(
+    postgres_server_url: str,
+) -> None:
+    """Heads-up, the button acts and drops at once; while it is gone the hand goes on. It comes
+    back with ``resume``: it gets ``seated`` (reconnect) and then exactly the events after the
+    last ``seq`` it read, its own action among them once, then the live stream, with no gap and
+    no duplicate. Its action sent again with the same ``action_id`` is acknowledged and not
+    applied again (its next action, with a new id, is the one that plays). It drops again and
+    comes back without ``resume``: a snapshot of the hand under way (its own cards, its turn,
+    what it may do), from which it plays the hand to its end."""
+    async with running_server(postgres_server_url, speed=10.0) as harness:
+        await harness.add_players(["ann", "bob"])
+        # a long shot clock: the player who drops must not time out while the test reconnects it
+        toml = tournament_toml("resume", players=2, extra="[clock]\nshot_clock_seconds = 300\n")
+        tournament_id = await harness.create(toml, starts_in=10)
+        ann, bob = client(harness, "ann", tournament_id), client(harness, "bob", tournament_id)
+        for player in (ann, bob):
+            await player.connect()
+            await player.register()
+        await wait_until(lambda: ann.pending is not None or bob.pending is not None, 60, "the first turn")
+        # heads-up the button acts first before the flop and last after it
+        button, other = (ann, bob) if ann.pending is not None else (bob, ann)
+        other.decide = check_or_call
+        assert button.pending is not None and button.table_id is not None and button.seat is not None
+        table_id, hand_number, _ = button.pending
+        seat = button.seat
+        await button.act(ActionKind.CHECK_OR_CALL, "limp")
+        await button.drop()
+        first = button.session
+        last_read = button.connection.last_seq[table_id]
+        assert contiguous(event_seqs(first, table_id))
+
+        # back with resume: the events after last_read, then the flop's turn (the other checked)
+        await button.connect(resume=True)
+        second = button.session
+        await wait_until(lambda: button.pending is not None, 60, "the button's turn on the flop")
+        assert any(isinstance(m, sm.Seated) and m.reason is SeatReason.RECONNECT for m in second)
+        assert not any(isinstance(m, sm.TableSnapshot) for m in second), "resumed, not resynced"
+        resumed = event_seqs(second, table_id)
+        assert resumed[0] == last_read + 1 and contiguous(resumed), (last_read, resumed)
+
+        # the same action id again, on its next turn: acknowledged, not played
+        await button.connection.send(
+            cm.Act(
+                table_id=table_id, hand_number=hand_number, action_id="limp", action=ActionKind.CHECK_OR_CALL
+            )
+        )
+        await wait_until(lambda: "limp" in button.acks(second), 30, "the resend's ack")
+        assert button.pending is not None, "the resend did not take the player's turn"
+        checked = await button.act(ActionKind.CHECK_OR_CALL, "check-flop")
+        await wait_until(lambda: checked in button.acks(second), 30, "the flop check's ack")
+        assert not [m for m in second if isinstance(m, sm.Error)], second
+        mine = [
+            m.event
+            for m in first + second
+            if isinstance(m, sm.TableEvent) and isinstance(m.event, te.ActionTaken) and m.event.seat == seat
+        ]
+        assert [e.street for e in mine] == [Street.PREFLOP, Street.FLOP], mine
+
+        # once more, without resume: a snapshot of the hand under way, then the hand to its end
+        await wait_until(lambda: button.pending is not None, 60, "the button's turn on the turn")
+        await button.drop()
+        await button.connect()
+        third = button.session
+        await wait_until(lambda: any(isinstance(m, sm.TableSnapshot) for m in third), 30, "a snapshot")
+        snapshot = next(m for m in third if isinstance(m, sm.TableSnapshot))
+        assert snapshot.hand_number == hand_number and snapshot.to_act == seat and snapshot.legal is not None
+        assert snapshot.street is Street.TURN and len(snapshot.board) == 4
+        (hole,) = [
+            m.event.cards
+            for m in first
+            if isinstance(m, sm.TableEvent) and isinstance(m.event, te.HoleCards) and m.event.seat == seat
+        ]
+        cards = {view.seat: view.cards for view in snapshot.seats}
+        assert cards[seat] == hole and all(c is None for s, c in cards.items() if s != seat), cards
+        button.decide = check_or_call
+        await button.act(ActionKind.CHECK_OR_CALL, "check-turn")
+        await wait_until(lambda: _ended(third, table_id), 60, "the end of the hand")
+        after = event_seqs(third, table_id)
+        assert after[0] == snapshot.seq + 1 and contiguous(after), (snapshot.seq, after)
+        everything = first + second + third
+        acted = [
+            m.event.street
+            for m in everything
+            if isinstance(m, sm.TableEvent) and isinstance(m.event, te.ActionTaken) and m.event.seat == seat
+        ]
+        assert acted[:3] == [Street.PREFLOP, Street.FLOP, Street.TURN], acted
+        for player in (button, other):
+            await player.drop()
+
+
+def _ended(messages: list[sm.ServerMessage], table_id: int) -> bool:
+    return any(
+        isinstance(m, sm.TableEvent) and m.table_id == table_id and isinstance(m.event, te.HandEnded)
+        for m in messages
+    )
+
+
+# -- acceptance 3 ----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Decision:
+    """One turn of a seat as its own copy of the stream shows it."""
+
+    legal: te.LegalView | None
+    banks: int  # banks the turn started with
+    banks_run: int = 0  # time_bank_used seen during it
+    away_before: bool = False  # seat_changed away came before the action
+    action: te.ActionTaken | None = None
+
+
+def _decisions(events: Iterable[sm.TableEvent], seat: int) -> list[_Decision]:
+    decisions: list[_Decision] = []
+    current: _Decision | None = None
+    for message in events:
+        event = message.event
+        if isinstance(event, te.Turn) and event.seat == seat:
+            current = _Decision(event.legal, event.time_banks)
+            decisions.append(current)
+        elif current is None:
+            continue
+        elif isinstance(event, te.TimeBankUsed) and event.seat == seat:
+            current.banks_run += 1
+        elif isinstance(event, te.SeatChanged) and event.seat == seat and event.change is SeatChange.AWAY:
+            current.away_before = True
+        elif isinstance(event, te.ActionTaken) and event.seat == seat:
+            current.action = event
+            current = None
+    return decisions
+
+
+async def test_clk_2_3_a_silent_player_is_checked_or_folded_when_the_shot_clock_and_banks_run_out(
+    postgres_server_url: str,
+) -> None:
+    """CLK-3, CLK-2: a connected player who never acts gets the shot clock, then each time bank
+    (``time_bank_used``), then is marked away and the table acts for them: a check when they
+    face no bet, a fold when they face one (``timed_out``). Sitting back in gives the next
+    decision the clock again (with the banks left, none after the first); while away, the table
+    acts for them at once (no ``legal``), the same way."""
+    async with running_server(postgres_server_url, speed=20.0) as harness:
+        await harness.add_players(["sal", "bob"])
+        clock = "[clock]\nshot_clock_seconds = 10\nbanks_at_start = 1\n"
+        tournament_id = await harness.create(tournament_toml("silent", players=2, extra=clock), starts_in=20)
+        sal = client(harness, "sal", tournament_id)
+        bob = client(harness, "bob", tournament_id, decide=check_or_call)
+        for player in (sal, bob):
+            await player.connect()
+            await player.register()
+        await wait_until(lambda: sal.seat is not None, 60, "sal's seat")
+        assert sal.seat is not None
+        seat = sal.seat
+
+        def clocked() -> list[_Decision]:
+            return [d for d in _decisions(sal.events(), seat) if d.legal is not None and d.action is not None]
+
+        answered = 0
+        while {d.action.action for d in clocked() if d.action is not None} != {
+            ActionKind.CHECK,
+            ActionKind.FOLD,
+        }:
+            assert len(clocked()) < 8, "a check and a fold on the clock within a few decisions"
+            # back after each time-out, so that the next decision has the clock again
+            await wait_until(lambda: len(clocked()) > answered, 120, "sal's time to run out")
+            answered = len(clocked())
+            await sal.connection.send(cm.SitIn(tournament_id=tournament_id, request_id=f"back-{answered}"))
+            await wait_until(lambda: f"back-{answered}" in sal.acks(sal.session), 30, "sit_in's ack")
+        decisions = _decisions(sal.events(), seat)
+        assert decisions[0].legal is not None and decisions[0].banks == 1, "the first decision has a bank"
+        for decision in decisions:
+            action = decision.action
+            if action is None:  # the turn under way when the test stopped looking
+                continue
+            assert action.timed_out and action.action in (ActionKind.CHECK, ActionKind.FOLD), action
+            if decision.legal is not None:  # on the clock: every bank ran first, then away
+                expected = ActionKind.CHECK if decision.legal.can_check else ActionKind.FOLD
+                assert action.action is expected, decision
+                assert decision.banks_run == decision.banks and decision.away_before, decision
+        assert sum(d.banks_run for d in decisions) == 1, "one bank, spent once"
+        assert not [m for m in sal.received if isinstance(m, sm.Error)]
+        for player in (sal, bob):
+            await player.drop()
+
+
+def shove(legal: te.LegalView, rng: random.Random) -> tuple[ActionKind, int | None]:
+    """All in whenever a raise is possible, else a call (or a check)."""
+    if legal.max_raise_to is not None:
+        return ActionKind.RAISE, legal.max_raise_to
+    return ActionKind.CHECK_OR_CALL, None
+
+
+def _by_seq(players: Iterable[Player], table_id: int) -> dict[int, sm.TableEvent]:
+    """Every event of a table that any of ``players`` received (as their copies show it)."""
+    events: dict[int, sm.TableEvent] = {}
+    for player in players:
+        for message in player.received:
+            if isinstance(message, sm.TableEvent) and message.table_id == table_id:
+                events.setdefault(message.seq, message)
+    return events
+
+
+async def test_clk_1_a_disconnected_player_is_dealt_in_and_blinded_until_busted_and_keeps_the_place_earned(
+    postgres_server_url: str,
+) -> None:
+    """CLK-1, CLK-2: a player who is seated and then disconnects for good keeps their clock once,
+    is then away, and is dealt into every hand, posting blinds (folded or checked), until out of
+    chips; their place and prize, as players are told (``eliminated``, ``tournament_ended``) and
+    as the ledger paid it, are the ones the standings give."""
+    async with running_server(postgres_server_url, speed=40.0) as harness:
+        names = ["dan", "p1", "p2", "p3"]
+        await harness.add_players(names)
+        toml = tournament_toml("gone", players=4, level_minutes=1, extra="[payouts]\npercent_paid = 50\n")
+        tournament_id = await harness.create(toml, starts_in=80)
+        dan = client(harness, "dan", tournament_id)
+        await dan.connect()
+        await dan.register()
+        players = [
+            Player(harness.connection(n), tournament_id, shove, seed=i) for i, n in enumerate(names[1:])
+        ]
+        runs = asyncio.gather(*(player.run() for player in players))
+        await wait_until(lambda: dan.seat is not None, 60, "dan's seat")
+        await dan.drop()
+        seat, table_id = dan.seat, dan.table_id
+        assert seat is not None and table_id is not None
+        await asyncio.wait_for(runs, 120)
+
+        director = harness.server.coordinators[tournament_id].director
+        assert director.standings is not None and director.standings.complete
+        (finish,) = [f for f in director.standings.finishes if "dan" in f.players]
+        ended = players[0].ended
+        assert ended is not None
+        (result,) = [r for r in ended.results if "dan" in r.players]
+        assert result.place == finish.place > 1, (result, finish)
+        told = [e for e in players[0].received if isinstance(e, sm.TournamentEvent)]
+        (out,) = [e.event for e in told if isinstance(e.event, tev.Eliminated) and e.event.player == "dan"]
+        assert (out.place, out.prize_cents) == (result.place, result.prize_cents)
+        balance = await harness.store.ledger.balance(player_account("dan"))
+        assert balance == 100_000 - 1_100 + result.prize_cents
+
+        # every hand from the first to the one that busted dan dealt dan in, stack carried over
+        hands = sorted(
+            await harness.store.histories.by_tournament(tournament_id), key=lambda h: h.hand_number
+        )
+        stacks = [next((p for p in h.players if p.player_id == "dan"), None) for h in hands]
+        last = max(i for i, entry in enumerate(stacks) if entry is not None)
+        assert all(entry is not None for entry in stacks[: last + 1]), "dealt in until busted"
+        assert all(entry is None for entry in stacks[last + 1 :])
+        dealt = [entry for entry in stacks[: last + 1] if entry is not None]
+        assert dealt[-1].final_stack == 0 and dealt[0].starting_stack == 1500
+        assert all(a.final_stack == b.starting_stack for a, b in itertools.pairwise(dealt))
+
+        # while away: blinds posted, every decision made by the table, check or fold
+        events = [e.event for _, e in sorted(_by_seq(players, table_id).items())]
+        blinds = [e for e in events if isinstance(e, te.BlindPosted) and e.seat == seat]
+        assert {b.blind.value for b in blinds} == {"small", "big"}, blinds
+        decisions = [e for e in events if isinstance(e, te.ActionTaken) and e.seat == seat]
+        assert decisions and all(
+            d.timed_out and d.action in (ActionKind.CHECK, ActionKind.FOLD) for d in decisions
+        )
+        started = [e for e in events if isinstance(e, te.HandStarted)]
+        assert all(any(s.player == "dan" and s.away for s in h.seats) for h in started[1 : last + 1])
+
+
+_CARD = re.compile(r"^[2-9TJQKA][cdhs]$")
+
+
+def _cards_in(message: object) -> set[str]:
+    found: set[str] = set()
+
+    def walk(value: object) -> None:
+        if isinstance(value, str):
+            if _CARD.match(value):
+                found.add(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(msgspec.to_builtins(message))
+    return found
+
+
+async def test_an_observer_at_a_table_never_receives_a_hole_card_before_it_is_shown(
+    postgres_server_url: str,
+) -> None:
+    """A rail connection (no token, on JSON) follows a table through a whole tournament. No
+    frame it receives holds a seat's hole card before that seat shows it at the showdown or the
+    hand is over (``deck_revealed``): ``hole_cards`` come with ``cards: null``, its snapshots
+    show no one's cards, and neither ``turn`` nor a snapshot carries ``legal``. The seats' own
+    copies say what the hole cards were."""
+    async with running_server(postgres_server_url, speed=40.0) as harness:
+        names = ["o1", "o2", "o3"]
+        await harness.add_players(names)
+        toml = tournament_toml("rail", players=3, level_minutes=2)
+        tournament_id = await harness.create(toml, starts_in=80)
+        players = [
+            Player(harness.connection(n, json=i == 0), tournament_id, lively, seed=i)
+            for i, n in enumerate(names)
+        ]
+        runs = asyncio.gather(*(player.run() for player in players))
+        rail = client(harness, None, tournament_id, json=True)
+        await rail.connect()
+
+        def seated() -> list[sm.Seated]:
+            return [m for m in players[0].received if isinstance(m, sm.Seated)]
+
+        await wait_until(lambda: bool(seated()), 60, "the table")
+        table_id = seated()[0].table_id
+        await rail.connection.send(cm.TableJoin(table_id=table_id, request_id="watch"))
+        await asyncio.wait_for(runs, 120)
+        await wait_until(
+            lambda: any(
+                isinstance(m, sm.TableEvent) and isinstance(m.event, te.TableClosed) for m in rail.session
+            ),
+            30,
+            "the table's close",
+        )
+        await rail.drop()
+
+        truth = _by_seq(players, table_id)
+        starts = sorted(
+            (seq, e.event.hand_number) for seq, e in truth.items() if isinstance(e.event, te.HandStarted)
+        )
+
+        def hand_at(seq: int) -> int | None:
+            index = bisect.bisect_right(starts, (seq, 1 << 62)) - 1
+            return None if index < 0 else starts[index][1]
+
+        hole: dict[tuple[int, int], list[str]] = {}
+        for player in players:
+            for message in player.received:
+                if (
+                    isinstance(message, sm.TableEvent)
+                    and message.table_id == table_id
+                    and isinstance(message.event, te.HoleCards)
+                    and message.event.cards is not None
+                ):
+                    hand = hand_at(message.seq)
+                    assert hand is not None
+                    hole[(hand, message.event.seat)] = message.event.cards
+        shown: dict[tuple[int, int], int] = {}
+        revealed: dict[int, int] = {}
+        for seq, message in truth.items():
+            event, hand = message.event, hand_at(seq)
+            if hand is None:
+                continue
+            if isinstance(event, te.CardsShown):
+                shown.setdefault((hand, event.seat), seq)
+            elif isinstance(event, te.HandsShown):
+                for hand_shown in event.hands:
+                    shown.setdefault((hand, hand_shown.seat), seq)
+            elif isinstance(event, te.DeckRevealed):
+                revealed[hand] = seq
+
+        frames = [m for m in rail.session if isinstance(m, sm.TableEvent | sm.TableSnapshot)]
+        assert isinstance(frames[0], sm.TableSnapshot)
+        assert contiguous([m.seq for m in frames[1:]]) and frames[1].seq == frames[0].seq + 1
+        unseen = 0
+        for frame in frames:
+            if isinstance(frame, sm.TableSnapshot):
+                assert frame.legal is None
+            elif isinstance(frame.event, te.HoleCards):
+                assert frame.event.cards is None, frame
+                unseen += 1
+            elif isinstance(frame.event, te.Turn):
+                assert frame.event.legal is None, frame
+            hand = hand_at(frame.seq)
+            if hand is None:
+                continue
+            visible = _cards_in(frame)
+            for (number, seat), cards in hole.items():
+                if number != hand or not visible.intersection(cards):
+                    continue
+                public_from = min(shown.get((number, seat), 1 << 62), revealed.get(number, 1 << 62))
+                assert frame.seq >= public_from, (seat, cards, frame)
+        hands = len(starts)
+        assert hands >= 3 and unseen >= 2 * hands - 2, (hands, unseen)
