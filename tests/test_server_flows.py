@@ -12,23 +12,29 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import datetime as dt
 import itertools
 import random
 import re
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import msgspec
-from server_harness import Harness, Player, lively, running_server, tournament_toml, wait_until
+from server_harness import Harness, Player, lively, running_server, steady, tournament_toml, wait_until
 from websockets.exceptions import ConnectionClosed
 
 from client.connection import Connection
+from engine.tournament import director as d
+from engine.tournament import inputs
+from engine.tournament.config import parse_config
+from engine.tournament.director import Director
 from engine.tournament.transfers import player_account
 from protocol import client_messages as cm
 from protocol import server_messages as sm
 from protocol import table_events as te
 from protocol import tournament_events as tev
-from protocol.kinds import ActionKind, SeatChange, SeatReason, Street
+from protocol.kinds import ActionKind, HoldReason, SeatChange, SeatReason, Street
 
 Decide = Callable[[te.LegalView], ActionKind]
 
@@ -317,10 +323,10 @@ async def test_clk_2_3_a_silent_player_is_checked_or_folded_when_the_shot_clock_
         }:
             assert len(clocked()) < 8, "a check and a fold on the clock within a few decisions"
             # back after each time-out, so that the next decision has the clock again
-            await wait_until(lambda: len(clocked()) > answered, 120, "sal's time to run out")
+            await wait_until(lambda n=answered: len(clocked()) > n, 120, "sal's time to run out")
             answered = len(clocked())
             await sal.connection.send(cm.SitIn(tournament_id=tournament_id, request_id=f"back-{answered}"))
-            await wait_until(lambda: f"back-{answered}" in sal.acks(sal.session), 30, "sit_in's ack")
+            await wait_until(lambda n=answered: f"back-{n}" in sal.acks(sal.session), 30, "sit_in's ack")
         decisions = _decisions(sal.events(), seat)
         assert decisions[0].legal is not None and decisions[0].banks == 1, "the first decision has a bank"
         for decision in decisions:
@@ -533,3 +539,172 @@ async def test_an_observer_at_a_table_never_receives_a_hole_card_before_it_is_sh
                 assert frame.seq >= public_from, (seat, cards, frame)
         hands = len(starts)
         assert hands >= 3 and unseen >= 2 * hands - 2, (hands, unseen)
+
+
+def _index(
+    messages: list[sm.ServerMessage], found: Callable[[sm.ServerMessage], bool], start: int = 0
+) -> int:
+    """The index of the first message from ``start`` that ``found`` picks, or -1."""
+    return next((i for i in range(start, len(messages)) if found(messages[i])), -1)
+
+
+def _table_event(kind: type[object]) -> Callable[[sm.ServerMessage], bool]:
+    return lambda m: isinstance(m, sm.TableEvent) and isinstance(m.event, kind)
+
+
+def _tournament_event(kind: type[object]) -> Callable[[sm.ServerMessage], bool]:
+    return lambda m: isinstance(m, sm.TournamentEvent) and isinstance(m.event, kind)
+
+
+async def test_brk_t1_a_table_that_reaches_the_55_break_finishes_its_hand_and_waits(
+    postgres_server_url: str,
+) -> None:
+    """BRK-T1: the tournament starts at :54:30 on the server's clock; the hand under way at :55
+    (one player thinks until the break is announced) is played to its end, then the table is
+    held for the break (``table_held`` ``break``, until the break's end) and deals no hand until
+    ``break_ended``. Both players are told (``break_started`` until :56 with a one-minute break)."""
+    hour = int(time.time()) // 3600 * 3600
+    async with running_server(postgres_server_url, speed=20.0, clock_start=hour + 54 * 60 + 10) as harness:
+        await harness.add_players(["ann", "bob"])
+        toml = tournament_toml(
+            "brk",
+            players=2,
+            breaks='mode = "hourly"\nat_minute = 55\nminutes = 1',
+            extra="[clock]\nshot_clock_seconds = 120\n",
+        )
+        tournament_id = await harness.create(toml, starts_in=20)
+        ann = client(harness, "ann", tournament_id)
+        bob = client(harness, "bob", tournament_id, decide=check_or_call)
+        for player in (ann, bob):
+            await player.connect()
+            await player.register()
+        await wait_until(lambda: ann.pending is not None, 60, "ann's first turn, before :55")
+        assert ann.pending is not None
+        _, hand_number, _ = ann.pending
+        messages = ann.session
+        await wait_until(lambda: _index(messages, _tournament_event(tev.BreakStarted)) >= 0, 60, "the break")
+        assert ann.pending is not None and ann.pending[1] == hand_number, "the hand is still under way"
+        ann.decide = check_or_call
+        await ann.act(ActionKind.CHECK_OR_CALL)
+
+        def next_hand() -> int:
+            over = _index(messages, _tournament_event(tev.BreakEnded))
+            return -1 if over < 0 else _index(messages, _table_event(te.HandStarted), over)
+
+        await wait_until(lambda: next_hand() >= 0, 60, "a hand after the break")
+        announced = _index(messages, _tournament_event(tev.BreakStarted))
+        finished = _index(messages, _table_event(te.HandEnded), announced)
+        held = _index(messages, _table_event(te.TableHeld), announced)
+        over = _index(messages, _tournament_event(tev.BreakEnded))
+        assert 0 <= announced < finished < held < over < next_hand(), (announced, finished, held, over)
+        assert _index(messages[:over], _table_event(te.HandStarted), announced) < 0, (
+            "no hand during the break"
+        )
+        break_started = messages[announced]
+        table_held = messages[held]
+        assert isinstance(break_started, sm.TournamentEvent) and isinstance(
+            break_started.event, tev.BreakStarted
+        )
+        assert isinstance(table_held, sm.TableEvent) and isinstance(table_held.event, te.TableHeld)
+        assert table_held.event.reason is HoldReason.BREAK
+        assert table_held.event.until_ms == break_started.event.until_ms
+        until = dt.datetime.fromtimestamp(break_started.event.until_ms / 1000, dt.UTC)
+        assert (until.minute, until.second) == (56, 0), until
+        assert _index(bob.session, _tournament_event(tev.BreakStarted)) >= 0
+        assert _index(bob.session, _table_event(te.TableHeld)) >= 0
+        for player in (ann, bob):
+            await player.drop()
+
+
+async def test_hfh_1_on_the_bubble_two_tables_play_hand_for_hand_visibly(postgres_server_url: str) -> None:
+    """HFH-1: 8 players on two tables of 4, 4 paid, hand for hand from 3 players before the
+    bubble. Every player is told (``hand_for_hand_started`` with the places paid), tables wait
+    for each other (``table_held`` ``hand_for_hand``), and a rail connection following both
+    tables and the tournament sees, in the order the server sent them, that no table starts a
+    hand before every table has finished its hand of the round before, until ``bubble_burst``
+    (in a synchronized hand)."""
+    async with running_server(postgres_server_url, speed=40.0, seed=5) as harness:
+        names = [f"h{number}" for number in range(1, 9)]
+        await harness.add_players(names)
+        extra = "[payouts]\npercent_paid = 50\n\n[hand_for_hand]\nbubble_margin = 3\n"
+        toml = tournament_toml("bubble", players=8, table_size=4, level_minutes=3, extra=extra)
+        tournament_id = await harness.create(toml, starts_in=80)
+        players = [Player(harness.connection(n), tournament_id, steady, seed=i) for i, n in enumerate(names)]
+        runs = asyncio.gather(*(player.run() for player in players))
+        rail = client(harness, None, tournament_id)
+        await rail.connect()
+        await rail.connection.send(cm.TournamentSubscribe(tournament_id=tournament_id))
+
+        def tables() -> set[int]:
+            return {m.table_id for p in players for m in p.received if isinstance(m, sm.Seated)}
+
+        await wait_until(lambda: len(tables()) == 2, 60, "two tables")
+        for table_id in sorted(tables()):
+            await rail.connection.send(cm.TableJoin(table_id=table_id))
+        await wait_until(
+            lambda: _index(rail.session, _tournament_event(tev.BubbleBurst)) >= 0, 120, "the bubble to burst"
+        )
+        runs.cancel()
+        await asyncio.gather(runs, return_exceptions=True)
+        await rail.drop()
+
+        messages = rail.session
+        started = _index(messages, _tournament_event(tev.HandForHandStarted))
+        burst = _index(messages, _tournament_event(tev.BubbleBurst))
+        assert 0 <= started < burst
+        announcement = messages[started]
+        assert isinstance(announcement, sm.TournamentEvent) and isinstance(
+            announcement.event, tev.HandForHandStarted
+        )
+        assert announcement.event.places_paid == 4
+        bubble = messages[burst]
+        assert isinstance(bubble, sm.TournamentEvent) and isinstance(bubble.event, tev.BubbleBurst)
+        assert bubble.event.in_sync
+        for player in players:
+            assert any(_tournament_event(tev.HandForHandStarted)(m) for m in player.received), (
+                player.connection
+            )
+        # the rounds, as the director dealt them (its journal replayed): hands dealt by one input
+        # under hand for hand make one round; a hand dealt before it began is not synchronized
+        coordinator = harness.server.coordinators[tournament_id]
+        assert coordinator.journal is not None
+        pure = Director(
+            parse_config(toml),
+            start_at=coordinator.director.start_at,
+            rng=random.Random(5),
+            start_wall_seconds=int(coordinator.director.start_at),
+            first_table_id=coordinator.number * 1_000_000 + 1,
+        )
+        round_of: dict[int, tuple[int, int]] = {}  # hand number -> (round, table)
+        for index, value in enumerate(list(coordinator.journal)):
+            for command in inputs.apply(pure, value):
+                if isinstance(command, d.DealHand) and command.synchronized:
+                    round_of[command.hand_number] = (index, command.table_id)
+        # on the wire, in the order the rail got them: no table starts a hand of a round while
+        # another table still plays a hand of an earlier round (or one dealt before the rounds)
+        playing: dict[int, int | None] = {}
+        synchronized = 0
+        holds = 0
+        for message in messages[:burst]:
+            if isinstance(message, sm.TableSnapshot):
+                playing[message.table_id] = message.hand_number if message.street is not None else None
+            if not isinstance(message, sm.TableEvent):
+                continue
+            table, event = message.table_id, message.event
+            if isinstance(event, te.HandStarted):
+                number = event.hand_number
+                if number in round_of:
+                    synchronized += 1
+                    dealt_round, dealt_table = round_of[number]
+                    assert dealt_table == table, (number, dealt_table, table)
+                    for other, hand in playing.items():
+                        if other != table and hand is not None:
+                            other_round = round_of.get(hand, (-1, other))[0]
+                            assert other_round == dealt_round, (table, number, other, hand, round_of)
+                playing[table] = number
+            elif isinstance(event, te.HandEnded | te.TableClosed):
+                playing[table] = None
+            elif isinstance(event, te.TableHeld) and event.reason is HoldReason.HAND_FOR_HAND:
+                holds += 1
+        rounds = {dealt_round for dealt_round, _ in round_of.values()}
+        assert synchronized >= 2 and holds >= 1, (synchronized, rounds, holds)
