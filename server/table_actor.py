@@ -487,6 +487,13 @@ class TableActor:
 
     def _seat_view(self, seat: int, change: SeatChange, *, away: bool) -> views.Views[TableEventBody]:
         seated = None if self.table is None else self.table.player_at(seat)
+        # the table's seats are as the hand began until the coordinator sends the new ones: during
+        # a hand and after it, the seat's stack is the hand's
+        hand = self.hand if self.hand is not None else self.shown
+        if seated is not None and hand is not None:
+            dealt = any(entry.seat == seat and entry.player == seated.player for entry in hand.setup.seats)
+            if dealt:
+                seated = replace(seated, stack=hand.stacks[seat])
         return views.seat_changed(seat, change, seated, away=away)
 
     def _tell_coordinator(self, message: object) -> None:

@@ -292,6 +292,32 @@ def _decisions(events: Iterable[sm.TableEvent], seat: int) -> list[_Decision]:
     return decisions
 
 
+def _seat_changes_against_stacks(
+    messages: Iterable[sm.ServerMessage], seat: int
+) -> list[tuple[SeatChange, int, int | None]]:
+    """Every ``seat_changed`` of ``seat``: its change, the stack it says, and the stack the
+    stream said last (the snapshot, the hand's start, blinds, actions, the hand's end)."""
+    known: int | None = None
+    changes: list[tuple[SeatChange, int, int | None]] = []
+    for message in messages:
+        if isinstance(message, sm.TableSnapshot):
+            known = next((view.stack for view in message.seats if view.seat == seat), known)
+            continue
+        if not isinstance(message, sm.TableEvent):
+            continue
+        event = message.event
+        if isinstance(event, te.HandStarted):
+            known = next((start.stack for start in event.seats if start.seat == seat), known)
+        elif isinstance(event, te.BlindPosted | te.AntePosted | te.ActionTaken | te.UncalledReturned):
+            if event.seat == seat:
+                known = event.stack
+        elif isinstance(event, te.HandEnded):
+            known = next((entry.stack for entry in event.stacks if entry.seat == seat), known)
+        elif isinstance(event, te.SeatChanged) and event.seat == seat:
+            changes.append((event.change, event.stack, known))
+    return changes
+
+
 async def test_clk_2_3_a_silent_player_is_checked_or_folded_when_the_shot_clock_and_banks_run_out(
     postgres_server_url: str,
 ) -> None:
@@ -299,7 +325,8 @@ async def test_clk_2_3_a_silent_player_is_checked_or_folded_when_the_shot_clock_
     (``time_bank_used``), then is marked away and the table acts for them: a check when they
     face no bet, a fold when they face one (``timed_out``). Sitting back in gives the next
     decision the clock again (with the banks left, none after the first); while away, the table
-    acts for them at once (no ``legal``), the same way."""
+    acts for them at once (no ``legal``), the same way. Each ``seat_changed`` (away, back) names
+    the seat's stack as it is then."""
     async with running_server(postgres_server_url, speed=20.0) as harness:
         await harness.add_players(["sal", "bob"])
         clock = "[clock]\nshot_clock_seconds = 10\nbanks_at_start = 1\n"
@@ -339,6 +366,10 @@ async def test_clk_2_3_a_silent_player_is_checked_or_folded_when_the_shot_clock_
                 assert action.action is expected, decision
                 assert decision.banks_run == decision.banks and decision.away_before, decision
         assert sum(d.banks_run for d in decisions) == 1, "one bank, spent once"
+        # each away and back names the stack the seat has at that moment
+        changes = _seat_changes_against_stacks(sal.received, seat)
+        assert {change for change, _, _ in changes} == {SeatChange.AWAY, SeatChange.BACK}, changes
+        assert all(said == known for _, said, known in changes), changes
         assert not [m for m in sal.received if isinstance(m, sm.Error)]
         for player in (sal, bob):
             await player.drop()
