@@ -454,6 +454,67 @@ async def test_clk_1_a_disconnected_player_is_dealt_in_and_blinded_until_busted_
         assert all(any(s.player == "dan" and s.away for s in h.seats) for h in started[1 : last + 1])
 
 
+async def test_clk_1_a_disconnected_player_is_blinded_while_gone_and_plays_again_once_back(
+    postgres_server_url: str,
+) -> None:
+    """CLK-1: a player who disconnects times out once and is then dealt in as away, posting both
+    blinds, hand after hand. Reconnecting does not change that: the snapshot shows the seat
+    away. After ``sit_in`` (``seat_changed`` back) their next turn has the clock and ``legal``
+    again, and their own action plays."""
+    async with running_server(postgres_server_url, speed=20.0) as harness:
+        await harness.add_players(["eve", "bob"])
+        clock = "[clock]\nshot_clock_seconds = 10\nbanks_at_start = 0\n"
+        tournament_id = await harness.create(tournament_toml("back", players=2, extra=clock), starts_in=20)
+        eve = client(harness, "eve", tournament_id)
+        bob = client(harness, "bob", tournament_id, decide=check_or_call)
+        for player in (eve, bob):
+            await player.connect()
+            await player.register()
+        await wait_until(lambda: eve.seat is not None, 60, "eve's seat")
+        await eve.drop()
+        seat = eve.seat
+
+        def away_hands() -> list[int]:
+            return [
+                m.event.hand_number
+                for m in bob.events()
+                if isinstance(m.event, te.HandStarted)
+                and any(start.seat == seat and start.away for start in m.event.seats)
+            ]
+
+        def blinds() -> set[str]:
+            return {
+                m.event.blind.value
+                for m in bob.events()
+                if isinstance(m.event, te.BlindPosted) and m.event.seat == seat
+            }
+
+        await wait_until(lambda: len(away_hands()) >= 3 and blinds() == {"small", "big"}, 60, "hands away")
+        await eve.connect()
+        back = eve.session
+        await wait_until(lambda: any(isinstance(m, sm.TableSnapshot) for m in back), 30, "eve's snapshot")
+        snapshot = next(m for m in back if isinstance(m, sm.TableSnapshot))
+        (view,) = [v for v in snapshot.seats if v.seat == seat]
+        assert view.away, "still away after reconnecting"
+        await eve.connection.send(cm.SitIn(tournament_id=tournament_id, request_id="back"))
+        await wait_until(lambda: "back" in eve.acks(back), 30, "sit_in's ack")
+        assert any(
+            isinstance(m, sm.TableEvent)
+            and isinstance(m.event, te.SeatChanged)
+            and m.event.change is SeatChange.BACK
+            for m in back
+        )
+        await wait_until(lambda: eve.pending is not None, 60, "eve's next turn, on the clock")
+        action_id = await eve.act(ActionKind.CHECK_OR_CALL)
+        await wait_until(lambda: action_id in eve.acks(back), 30, "eve's action's ack")
+        mine = [
+            m.event for m in eve.events(back) if isinstance(m.event, te.ActionTaken) and m.event.seat == seat
+        ]
+        assert mine and not mine[-1].timed_out, mine
+        for player in (eve, bob):
+            await player.drop()
+
+
 _CARD = re.compile(r"^[2-9TJQKA][cdhs]$")
 
 
