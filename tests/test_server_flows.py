@@ -648,13 +648,23 @@ def _tournament_event(kind: type[object]) -> Callable[[sm.ServerMessage], bool]:
     return lambda m: isinstance(m, sm.TournamentEvent) and isinstance(m.event, kind)
 
 
+def _turn_banks(messages: Iterable[sm.ServerMessage]) -> dict[int, int]:
+    """Each seat's time banks, as its first ``turn`` in ``messages`` says."""
+    banks: dict[int, int] = {}
+    for message in messages:
+        if isinstance(message, sm.TableEvent) and isinstance(message.event, te.Turn):
+            banks.setdefault(message.event.seat, message.event.time_banks)
+    return banks
+
+
 async def test_brk_t1_a_table_that_reaches_the_55_break_finishes_its_hand_and_waits(
     postgres_server_url: str,
 ) -> None:
     """BRK-T1: the tournament starts at :54:30 on the server's clock; the hand under way at :55
     (one player thinks until the break is announced) is played to its end, then the table is
     held for the break (``table_held`` ``break``, until the break's end) and deals no hand until
-    ``break_ended``. Both players are told (``break_started`` until :56 with a one-minute break)."""
+    ``break_ended``. Both players are told (``break_started`` until :56 with a one-minute break),
+    and each has a time bank more after it (CLK-3)."""
     hour = int(time.time()) // 3600 * 3600
     async with running_server(postgres_server_url, speed=20.0, clock_start=hour + 54 * 60 + 10) as harness:
         await harness.add_players(["ann", "bob"])
@@ -704,6 +714,10 @@ async def test_brk_t1_a_table_that_reaches_the_55_break_finishes_its_hand_and_wa
         assert (until.minute, until.second) == (56, 0), until
         assert _index(bob.session, _tournament_event(tev.BreakStarted)) >= 0
         assert _index(bob.session, _table_event(te.TableHeld)) >= 0
+        # CLK-3: a time bank more at the break (ann spent none)
+        await wait_until(lambda: ann.seat in _turn_banks(messages[over:]), 60, "ann's turn after the break")
+        assert ann.seat is not None
+        assert _turn_banks(messages[:announced])[ann.seat] + 1 == _turn_banks(messages[over:])[ann.seat]
         for player in (ann, bob):
             await player.drop()
 
@@ -756,6 +770,13 @@ async def test_hfh_1_on_the_bubble_two_tables_play_hand_for_hand_visibly(postgre
             assert any(_tournament_event(tev.HandForHandStarted)(m) for m in player.received), (
                 player.connection
             )
+        waited = [
+            m.event
+            for p in players
+            for m in p.received
+            if isinstance(m, sm.TableEvent) and isinstance(m.event, te.TableHeld)
+        ]
+        assert any(held.reason is HoldReason.HAND_FOR_HAND for held in waited), "players see their table wait"
         # the rounds, as the director dealt them (its journal replayed): hands dealt by one input
         # under hand for hand make one round; a hand dealt before it began is not synchronized
         coordinator = harness.server.coordinators[tournament_id]
