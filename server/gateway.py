@@ -21,6 +21,7 @@ second login takes over and the first is told ``taken_over``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http
 import logging
 import secrets
@@ -130,6 +131,7 @@ MAX_REFUSED = 10  # refused frames in REFUSED_WINDOW seconds close the connectio
 REFUSED_WINDOW = 60.0
 MAX_TABLES_FOLLOWED = 16
 SEND_TIMEOUT = 30.0  # seconds a single frame may take to leave (then the client is too slow)
+GOODBYE_SECONDS = 1.0  # a session told goodbye is closed once it has left, or after this
 
 
 @dataclass(slots=True)
@@ -164,6 +166,7 @@ class Session:
         self.role: Role | None = None
         self.queue: deque[tuple[int | None, bytes | str]] = deque()  # (table id or None, frame)
         self.ready = asyncio.Event()
+        self.flushed = asyncio.Event()  # the writer has stopped: what it could send has left
         self.following: dict[int, _Following] = {}
         self.tournaments: dict[str, Subscription] = {}
         self.operator_streams: dict[str, Subscription] = {}  # channel -> subscription (op_subscribe)
@@ -233,6 +236,8 @@ class Session:
                     return
         except (ConnectionClosed, TimeoutError):
             return
+        finally:
+            self.flushed.set()
 
     def close(self, reason: GoodbyeReason, text: str) -> None:
         """Say goodbye and close (after what is queued)."""
@@ -398,10 +403,10 @@ class Gateway:
             return
 
         async def close_after_goodbye() -> None:
-            for _ in range(100):
-                if not session.queue:
-                    break
-                await asyncio.sleep(0.01)
+            # once the writer has sent the goodbye, not when it has taken it from the queue: a
+            # close while that frame is still being sent would lose it
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(session.flushed.wait(), GOODBYE_SECONDS)
             await session.websocket.close(session.close_code, session.close_reason)
 
         task = asyncio.get_running_loop().create_task(close_after_goodbye())

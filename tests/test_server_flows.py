@@ -34,7 +34,7 @@ from protocol import client_messages as cm
 from protocol import server_messages as sm
 from protocol import table_events as te
 from protocol import tournament_events as tev
-from protocol.kinds import ActionKind, HoldReason, SeatChange, SeatReason, Street
+from protocol.kinds import ActionKind, GoodbyeReason, HoldReason, SeatChange, SeatReason, Street
 
 Decide = Callable[[te.LegalView], ActionKind]
 
@@ -167,9 +167,10 @@ async def test_a_reconnect_mid_hand_gets_every_missed_event_once_in_order_and_a_
     back with ``resume``: it gets ``seated`` (reconnect) and then exactly the events after the
     last ``seq`` it read, its own action among them once, then the live stream, with no gap and
     no duplicate. Its action sent again with the same ``action_id`` is acknowledged and not
-    applied again (its next action, with a new id, is the one that plays). It drops again and
-    comes back without ``resume``: a snapshot of the hand under way (its own cards, its turn,
-    what it may do), from which it plays the hand to its end."""
+    applied again (its next action, with a new id, is the one that plays). Then a new connection
+    without ``resume`` logs in while the old one is still open: the old one is told
+    ``taken_over``, the new one gets a snapshot of the hand under way (its own cards only, its
+    turn, what it may do), from which it plays the hand to its end."""
     async with running_server(postgres_server_url, speed=10.0) as harness:
         await harness.add_players(["ann", "bob"])
         # a long shot clock: the player who drops must not time out while the test reconnects it
@@ -219,12 +220,18 @@ async def test_a_reconnect_mid_hand_gets_every_missed_event_once_in_order_and_a_
         ]
         assert [e.street for e in mine] == [Street.PREFLOP, Street.FLOP], mine
 
-        # once more, without resume: a snapshot of the hand under way, then the hand to its end
+        # once more, from a new connection without resume while the old one still looks open
+        # (a half-open network): it takes over, and gets a snapshot of the hand under way
         await wait_until(lambda: button.pending is not None, 60, "the button's turn on the turn")
-        await button.drop()
-        await button.connect()
-        third = button.session
+        name = button.connection.player
+        assert name is not None
+        again = client(harness, name, tournament_id)
+        await again.connect()
+        third = again.session
         await wait_until(lambda: any(isinstance(m, sm.TableSnapshot) for m in third), 30, "a snapshot")
+        await wait_until(lambda: any(isinstance(m, sm.Goodbye) for m in second), 30, "the old one's goodbye")
+        (goodbye,) = [m for m in second if isinstance(m, sm.Goodbye)]
+        assert goodbye.reason is GoodbyeReason.TAKEN_OVER
         snapshot = next(m for m in third if isinstance(m, sm.TableSnapshot))
         assert snapshot.hand_number == hand_number and snapshot.to_act == seat and snapshot.legal is not None
         assert snapshot.street is Street.TURN and len(snapshot.board) == 4
@@ -235,19 +242,18 @@ async def test_a_reconnect_mid_hand_gets_every_missed_event_once_in_order_and_a_
         ]
         cards = {view.seat: view.cards for view in snapshot.seats}
         assert cards[seat] == hole and all(c is None for s, c in cards.items() if s != seat), cards
-        button.decide = check_or_call
-        await button.act(ActionKind.CHECK_OR_CALL, "check-turn")
+        again.decide = check_or_call
+        await again.act(ActionKind.CHECK_OR_CALL, "check-turn")
         await wait_until(lambda: _ended(third, table_id), 60, "the end of the hand")
         after = event_seqs(third, table_id)
         assert after[0] == snapshot.seq + 1 and contiguous(after), (snapshot.seq, after)
-        everything = first + second + third
         acted = [
             m.event.street
-            for m in everything
+            for m in first + second + third
             if isinstance(m, sm.TableEvent) and isinstance(m.event, te.ActionTaken) and m.event.seat == seat
         ]
         assert acted[:3] == [Street.PREFLOP, Street.FLOP, Street.TURN], acted
-        for player in (button, other):
+        for player in (button, again, other):
             await player.drop()
 
 
