@@ -151,6 +151,9 @@ class TableActor:
         self.metrics = metrics
         self.shown: Hand | None = None  # the hand just over, for snapshots until the seats arrive
         self.stakes: Level | None = None  # the current level (the coordinator's), for snapshots between hands
+        # follows that came before the table's seats (the table opens before the coordinator has
+        # sent them): answered once they come
+        self.early: list[Follow] = []
 
     # -- the loop ---------------------------------------------------------------------------------
 
@@ -223,6 +226,9 @@ class TableActor:
         if update.closed:
             self.closed = True
             self._publish(views.public(TableClosed()), now)
+        early, self.early = self.early, []
+        for follow in early:
+            self._follow(follow, now)
 
     def _deal(self, deal: Deal, now: float) -> None:
         command = deal.command
@@ -556,6 +562,9 @@ class TableActor:
     # -- followers ---------------------------------------------------------------------------------
 
     def _follow(self, follow: Follow, now: float) -> None:
+        if self.table is None and self.hand is None:
+            self.early.append(follow)
+            return
         if follow.seat is not None:
             audience = views.Audience.seat(follow.seat)
         elif follow.operator:

@@ -542,6 +542,46 @@ def _cards_in(message: object) -> set[str]:
     return found
 
 
+async def test_an_observer_who_joins_a_table_as_it_opens_gets_its_snapshot_and_the_table_plays_on(
+    postgres_server_url: str,
+) -> None:
+    """A rail connection asks to follow the first table (its number is the tournament's first
+    table id) again and again from just before the start: one ``table_join`` lands while the
+    table is open but has no seats yet. It is answered with a snapshot once the seats come, and
+    the table deals its hands (the early join used to stop the table's task for good)."""
+    async with running_server(postgres_server_url, speed=20.0) as harness:
+        await harness.add_players(["e1", "e2"])
+        tournament_id = await harness.create(tournament_toml("early", players=2), starts_in=40)
+        coordinator = harness.server.coordinators[tournament_id]
+        table_id = coordinator.number * 1_000_000 + 1
+        players = [
+            Player(harness.connection(n), tournament_id, lively, seed=i) for i, n in enumerate(["e1", "e2"])
+        ]
+        runs = asyncio.gather(*(player.run() for player in players))
+        rail = client(harness, None, tournament_id)
+        await rail.connect()
+        clock = harness.server.clock
+        await asyncio.sleep(max(0.0, clock.to_wall(coordinator.director.start_at - clock.now()) - 0.3))
+        deadline = time.monotonic() + 30
+        while not any(isinstance(m, sm.TableSnapshot) for m in rail.session):
+            assert time.monotonic() < deadline, "the table never answered"
+            await rail.connection.send(cm.TableJoin(table_id=table_id))
+            await asyncio.sleep(0.0025)  # under the rate limit (400 a second at this speed)
+        await wait_until(
+            lambda: (
+                sum(
+                    isinstance(m, sm.TableEvent) and isinstance(m.event, te.HandStarted) for m in rail.session
+                )
+                >= 2
+            ),
+            60,
+            "the table's hands",
+        )
+        await asyncio.wait_for(runs, 120)
+        assert all(player.ended is not None for player in players)
+        await rail.drop()
+
+
 async def test_an_observer_at_a_table_never_receives_a_hole_card_before_it_is_shown(
     postgres_server_url: str,
 ) -> None:
