@@ -1,6 +1,7 @@
 """The game server's flows over real sockets (acceptance 2 and 3 of the game server): a reconnect
-in the middle of a hand, the clock running out on a silent player (CLK-2/3), a disconnected
-player dealt in and blinded until busted (CLK-1), an observer who sees no hole card, a table that
+in the middle of a hand (resumed, then taken over by a new connection), the clock running out on
+a silent player (CLK-2/3), a disconnected player dealt in and blinded until busted or back
+(CLK-1), an observer who sees no hole card (and one who joins as the table opens), a table that
 reaches the :55 break (BRK-T1), and hand for hand on the bubble (HFH-1).
 
 Every test runs a small tournament on an accelerated clock against the real server and
@@ -130,9 +131,6 @@ class Client:
     def events(self, session: Iterable[sm.ServerMessage] | None = None) -> list[sm.TableEvent]:
         messages = self.received if session is None else session
         return [m for m in messages if isinstance(m, sm.TableEvent) and m.table_id == self.table_id]
-
-    def tournament_events(self) -> list[object]:
-        return [m.event for m in self.received if isinstance(m, sm.TournamentEvent)]
 
     def acks(self, session: Iterable[sm.ServerMessage]) -> set[str]:
         return {m.request_id for m in session if isinstance(m, sm.Ack)}
@@ -349,6 +347,12 @@ async def test_clk_2_3_a_silent_player_is_checked_or_folded_when_the_shot_clock_
         def clocked() -> list[_Decision]:
             return [d for d in _decisions(sal.events(), seat) if d.legal is not None and d.action is not None]
 
+        def timed_out_after(count: int) -> Callable[[], bool]:
+            return lambda: len(clocked()) > count
+
+        def acknowledged(request_id: str) -> Callable[[], bool]:
+            return lambda: request_id in sal.acks(sal.session)
+
         answered = 0
         while {d.action.action for d in clocked() if d.action is not None} != {
             ActionKind.CHECK,
@@ -356,10 +360,10 @@ async def test_clk_2_3_a_silent_player_is_checked_or_folded_when_the_shot_clock_
         }:
             assert len(clocked()) < 8, "a check and a fold on the clock within a few decisions"
             # back after each time-out, so that the next decision has the clock again
-            await wait_until(lambda n=answered: len(clocked()) > n, 120, "sal's time to run out")
+            await wait_until(timed_out_after(answered), 120, "sal's time to run out")
             answered = len(clocked())
             await sal.connection.send(cm.SitIn(tournament_id=tournament_id, request_id=f"back-{answered}"))
-            await wait_until(lambda n=answered: f"back-{n}" in sal.acks(sal.session), 30, "sit_in's ack")
+            await wait_until(acknowledged(f"back-{answered}"), 30, "sit_in's ack")
         decisions = _decisions(sal.events(), seat)
         assert decisions[0].legal is not None and decisions[0].banks == 1, "the first decision has a bank"
         for decision in decisions:
