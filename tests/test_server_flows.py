@@ -718,7 +718,7 @@ async def test_brk_t1_a_table_that_reaches_the_55_break_finishes_its_hand_and_wa
     ``break_ended``. Both players are told (``break_started`` until :56 with a one-minute break),
     and each has a time bank more after it (CLK-3)."""
     hour = int(time.time()) // 3600 * 3600
-    async with running_server(postgres_server_url, speed=20.0, clock_start=hour + 53 * 60 + 50) as harness:
+    async with running_server(postgres_server_url, speed=30.0, clock_start=hour + 53 * 60 + 35) as harness:
         await harness.add_players(["ann", "bob"])
         toml = tournament_toml(
             "brk",
@@ -726,7 +726,7 @@ async def test_brk_t1_a_table_that_reaches_the_55_break_finishes_its_hand_and_wa
             breaks='mode = "hourly"\nat_minute = 55\nminutes = 1',
             extra="[clock]\nshot_clock_seconds = 120\n",
         )
-        tournament_id = await harness.create(toml, starts_in=30)
+        tournament_id = await harness.create(toml, starts_in=45)
         ann = client(harness, "ann", tournament_id)
         bob = client(harness, "bob", tournament_id, decide=check_or_call)
         for player in (ann, bob):
