@@ -181,6 +181,9 @@ class Limits:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
 
 
+GOODBYE_SECONDS = 1.0  # a session told goodbye is closed once it has left, or after this
+
+
 @dataclass(slots=True)
 class _Following:
     """A table a session follows: as which audience, and whether its snapshot is still to come."""
@@ -213,6 +216,7 @@ class Session:
         self.role: Role | None = None
         self.queue: deque[tuple[int | None, bytes | str]] = deque()  # (table id or None, frame)
         self.ready = asyncio.Event()
+        self.flushed = asyncio.Event()  # the writer has stopped: what it could send has left
         self.following: dict[int, _Following] = {}
         self.tournaments: dict[str, Subscription] = {}
         self.operator_streams: dict[str, Subscription] = {}  # channel -> subscription (op_subscribe)
@@ -300,6 +304,8 @@ class Session:
             self.queue.clear()
             self.close_code, self.close_reason = GoodbyeReason.TOO_SLOW.close_code, "too_slow"
             websocket.transport.abort()
+        finally:
+            self.flushed.set()
 
     def close(self, reason: GoodbyeReason, text: str) -> None:
         """Say goodbye and close (after what is queued)."""
@@ -496,10 +502,10 @@ class Gateway:
             return
 
         async def close_after_goodbye() -> None:
-            for _ in range(100):
-                if not session.queue and not session.sending:
-                    break
-                await asyncio.sleep(0.01)
+            # once the writer has sent the goodbye, not when it has taken it from the queue: a
+            # close while that frame is still being sent would lose it
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(session.flushed.wait(), GOODBYE_SECONDS)
             await session.websocket.close(session.close_code, session.close_reason)
 
         task = asyncio.get_running_loop().create_task(close_after_goodbye())
