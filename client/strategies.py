@@ -15,7 +15,8 @@ The tight-aggressive bot (``TightAggressive``):
   re-raises (3x) with 12 or more (QQ+, AKs), calls a raise with 9 or more when the call is at
   most a tenth of its stack (and a small pair for set value at a twentieth), and folds the rest.
   With 12 big blinds or less it moves all in or folds, with a lower bar; it calls an all-in with
-  10 or more.
+  10 or more at a full table, 8 with three or four players, 6 heads-up (2 less when the pot lays
+  2 to 1 or better).
 - **After the flop** it rates its made hand with the engine's evaluator, counting only what its
   own cards add to the board: 4 sets, trips, straights and better; 3 two pair with both hole
   cards; 2 top pair or an overpair; 1 a weaker pair; 0 nothing. It counts its draws' outs (flush
@@ -227,6 +228,13 @@ class TightAggressive:
             return 9
         return {0: 6, 1: 7, 2: 8, 3: 9, 4: 9}.get(behind, 10)
 
+    @staticmethod
+    def all_in_bar(s: Situation) -> int:
+        """The least Chen score that calls (or re-shoves over) an all-in: 10 at a full table, less
+        with fewer players left (their ranges are wider) and less again when the price is low."""
+        bar = 10 if s.players >= 5 else 8 if s.players >= 3 else 6
+        return bar - 2 if s.to_call * 3 <= s.pot else bar
+
     def preflop(self, s: Situation) -> Decision:
         score = chen_score(s.hole)
         big = s.big_blind
@@ -234,14 +242,16 @@ class TightAggressive:
         depth = (s.stack + s.bet) / big
         all_in_call = s.to_call >= s.stack
         if all_in_call:
-            return CALL if score >= 10 else _fold(s.legal)
+            return CALL if score >= self.all_in_bar(s) else _fold(s.legal)
         if depth <= 12:
             if s.raises == 0:
                 bar = self.open_bar(s.behind) - 2
                 if score >= bar:
                     return _raise_to(s, s.legal.max_raise_to or top)
                 return _fold(s.legal)
-            return _raise_to(s, s.legal.max_raise_to or top) if score >= 10 else _fold(s.legal)
+            return (
+                _raise_to(s, s.legal.max_raise_to or top) if score >= self.all_in_bar(s) else _fold(s.legal)
+            )
         if s.raises == 0:
             if score >= self.open_bar(s.behind):
                 return _raise_to(s, (5 * big) // 2 + s.limpers * big)

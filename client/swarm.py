@@ -120,14 +120,20 @@ class Swarm:
             bytes_out += c.bytes_out
         return frames_in, bytes_in, frames_out, bytes_out
 
-    def progress_line(self) -> str:
-        """connected, registered, hands, actions/s and p99 since the last line, errors."""
+    def interval(self) -> tuple[float, int, float]:
+        """Since the last call: actions seen broadcast per second, latency samples, their p99."""
         now = time.monotonic()
         s = self.stats
         seconds = max(1e-9, now - self._last_tick)
         rate = (s.broadcast - self._last_broadcast) / seconds
         self._last_tick, self._last_broadcast = now, s.broadcast
         samples, p99 = s.window()
+        return rate, samples, p99
+
+    def progress_line(self) -> str:
+        """connected, registered, hands, actions/s and p99 since the last line, errors."""
+        s = self.stats
+        rate, samples, p99 = self.interval()
         latency = f"p99 {p99 * 1000:.1f} ms" if samples else "p99 -"
         errors = sum(s.errors.values())
         return (

@@ -89,9 +89,10 @@ def add_bot_arguments(parser: argparse.ArgumentParser, *, think: str = "lognorma
     )
     parser.add_argument(
         "--kind",
-        choices=KINDS,
+        type=bot_kinds,
         default="mix",
-        help="random, calling station, tight-aggressive, or a mix of the three in turn",
+        help="random, station (calling station), tag (tight-aggressive), mix (the three in turn), "
+        "or kinds to deal in turn, like tag,random",
     )
     parser.add_argument(
         "--chaos",
@@ -102,8 +103,20 @@ def add_bot_arguments(parser: argparse.ArgumentParser, *, think: str = "lognorma
     parser.add_argument("--seed", type=int, default=1, help="seed of the bots' decisions and think times")
 
 
+def bot_kinds(text: str) -> str:
+    """An argparse ``type`` for ``--kind``."""
+    parts = text.split(",")
+    if text != "mix" and not all(part in KINDS[:3] for part in parts):
+        raise argparse.ArgumentTypeError(
+            f"must be random, station, tag, mix or a list of the first three like tag,random; got {text!r}"
+        )
+    return text
+
+
 def kind_of(kind: str, index: int) -> str:
-    return MIX[index % len(MIX)] if kind == "mix" else kind
+    """The kind of the ``index``th bot of a ``--kind`` (``mix`` deals tag, station, random in turn)."""
+    parts = MIX if kind == "mix" else tuple(kind.split(","))
+    return parts[index % len(parts)]
 
 
 def read_bot_arguments(args: argparse.Namespace) -> tuple[ThinkTime, Chaos]:
@@ -217,25 +230,32 @@ class BotsRun:
         self.accounts: list[BotAccount] = []
         self.kinds: dict[str, str] = {}
         self.swarm: Swarm | None = None
+        self.tag = ""
+
+    async def login(self) -> Control:
+        """The run's operator: made in the database, logged in (once)."""
+        import secrets
+
+        if self.control is None:
+            self.tag = secrets.token_hex(3)
+            operator = await self.store.players.add_operator(f"bots-{self.tag}")
+            self.control = Control(self.url, operator.token)
+            await self.control.start()
+        return self.control
 
     async def prepare(
         self, count: int, *, tournament_id: str | None, toml: str | None, kind: str, prefix: str | None
     ) -> sm.TournamentSummary:
         """Log an operator in, create (``toml``) or find (``tournament_id``) the tournament, and
         make ``count`` bot accounts with one entry's price each."""
-        import secrets
-
         from protocol import operator_requests as op
         from protocol import server_messages as sm
         from server.cli.exits import FAILED, CommandError
 
-        tag = secrets.token_hex(3)
-        operator = await self.store.players.add_operator(f"bots-{tag}")
-        self.control = Control(self.url, operator.token)
-        await self.control.start()
+        control = await self.login()
         if toml is not None:
-            start_ms = self.control.server_time_ms + 24 * 3600 * 1000
-            answer = await self.control.request(
+            start_ms = control.server_time_ms + 24 * 3600 * 1000
+            answer = await control.request(
                 op.OpTournamentCreate(request_id="create", toml=toml, start_ms=start_ms)
             )
             if not isinstance(answer, sm.OpTournament):
@@ -244,7 +264,7 @@ class BotsRun:
             self.created = True
         else:
             assert tournament_id is not None
-            answer = await self.control.request(
+            answer = await control.request(
                 op.OpTournamentShow(request_id="show", tournament_id=tournament_id)
             )
             if not isinstance(answer, sm.OpTournament):
@@ -255,9 +275,9 @@ class BotsRun:
                     f"tournament {tournament_id!r} is {summary.status.value}: nothing to play", FAILED
                 )
         self.tournament_id = summary.tournament_id
-        await self.control.follow(self.tournament_id)
+        await control.follow(self.tournament_id)
         self.accounts = await create_accounts(
-            self.store, prefix or f"bot-{tag}", count, summary.buy_in_cents + summary.fee_cents, kind
+            self.store, prefix or f"bot-{self.tag}", count, summary.buy_in_cents + summary.fee_cents, kind
         )
         self.kinds = {account.player: account.strategy.name for account in self.accounts}
         return summary
@@ -283,7 +303,7 @@ class BotsRun:
         )
         starter = asyncio.create_task(self._start_when_registered()) if self.created else None
         try:
-            return await swarm.run(
+            finished = await swarm.run(
                 progress=None if progress is None else (lambda _: progress(self)),
                 every=every,
                 deadline=deadline,
@@ -291,6 +311,9 @@ class BotsRun:
         finally:
             if starter is not None:
                 starter.cancel()
+        if finished and self.control is not None:
+            await self.control.over(10.0)
+        return finished
 
     async def _start_when_registered(self) -> None:
         import asyncio
@@ -429,6 +452,17 @@ class Control:
             raise CommandError(
                 f"the server did not answer {type(message).__name__} in time", FAILED
             ) from None
+
+    async def over(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for the followed tournament's last state (finished or
+        cancelled): it comes after the players' own last messages."""
+        import asyncio
+
+        for _ in range(max(1, int(seconds / 0.05))):
+            if self.state is not None and self.state.status.value in ("finished", "cancelled"):
+                return True
+            await asyncio.sleep(0.05)
+        return False
 
     async def follow(self, tournament_id: str) -> None:
         from protocol.client_messages import TournamentSubscribe
