@@ -16,7 +16,6 @@ from server_harness import running_server, tournament_toml
 
 from client.bot import Chaos, ChaosError, parse_chaos
 from client.strategies import (
-    STRATEGIES,
     CallingStation,
     RandomPlayer,
     TightAggressive,
@@ -27,7 +26,7 @@ from client.strategies import (
 from client.table_view import Situation, TableView
 from client.think import Fixed, LogNormal, ThinkTimeError, Uniform, parse_think
 from protocol import table_events as te
-from protocol.kinds import ActionKind, AnteKind, Game, Limit, Street
+from protocol.kinds import ActionKind, AnteKind, BlindKind, Game, Limit, Street
 from server.cli.bots import BotsRun
 
 TAG = TightAggressive()
@@ -150,20 +149,18 @@ def test_draws_are_counted_in_outs() -> None:
     assert draw_outs(("9s", "8d"), ("Jh", "7c", "2d", "Kc", "3s")) == 0  # no card to come
 
 
+def on_the_flop(hole: str, board: str, *, call: int, pot: int) -> Situation:
+    return situation(hole, board=board, street=Street.FLOP, call=call, pot=pot, behind=0, opponents=1)
+
+
 def test_tag_after_the_flop_bets_its_set_folds_air_to_a_pot_sized_bet_and_chases_a_cheap_draw() -> None:
     rng = random.Random(1)
-    flop = {"street": Street.FLOP, "behind": 0, "opponents": 1}
-    action, amount = TAG.decide(situation("7s 7d", board="7h Kc 2d", call=0, pot=300, **flop), rng)  # type: ignore[arg-type]
+    action, amount = TAG.decide(on_the_flop("7s 7d", "7h Kc 2d", call=0, pot=300), rng)
     assert action is ActionKind.RAISE and amount == 200, "two thirds of the pot"
-    assert TAG.decide(situation("9s 4d", board="Ah Kc Qd", call=300, pot=600, **flop), rng) == (
-        ActionKind.FOLD,
-        None,
-    )  # type: ignore[arg-type]
+    assert TAG.decide(on_the_flop("9s 4d", "Ah Kc Qd", call=300, pot=600), rng) == (ActionKind.FOLD, None)
     # a flush draw, priced at 1 in 7 (equity ~36% by the rule of 4): a call
-    assert TAG.decide(situation("Ah 3h", board="Kh 7h 2c", call=100, pot=600, **flop), rng) == (
-        ActionKind.CHECK_OR_CALL,
-        None,
-    )  # type: ignore[arg-type]
+    call = TAG.decide(on_the_flop("Ah 3h", "Kh 7h 2c", call=100, pot=600), rng)
+    assert call == (ActionKind.CHECK_OR_CALL, None)
 
 
 def test_every_strategy_answers_only_legal_actions() -> None:
@@ -205,26 +202,53 @@ def test_every_strategy_answers_only_legal_actions() -> None:
                 assert view.legal.can_fold, (strategy, view)
             elif action is ActionKind.RAISE:
                 assert amount is not None and view.legal.min_raise_to is not None
-                assert view.legal.min_raise_to <= amount <= (view.legal.max_raise_to or 0), (strategy, view, amount)
+                assert view.legal.min_raise_to <= amount <= (view.legal.max_raise_to or 0), (
+                    strategy,
+                    view,
+                    amount,
+                )
             else:
                 assert action is ActionKind.CHECK_OR_CALL and amount is None
 
 
 def test_a_table_view_knows_the_position_and_the_pot_from_the_events() -> None:
     view = TableView(table_id=1, player="me")
-    seats = [te.SeatStart(seat=s, player="me" if s == 4 else f"p{s}", stack=3000, away=False) for s in (1, 2, 3, 4, 5, 6)]
+    seats = [
+        te.SeatStart(seat=s, player="me" if s == 4 else f"p{s}", stack=3000, away=False)
+        for s in (1, 2, 3, 4, 5, 6)
+    ]
     view.event(
         te.HandStarted(
-            hand_number=7, button=6, small_blind_seat=1, big_blind_seat=2, small_blind=10, big_blind=20, ante=0,
-            ante_kind=AnteKind.NONE, limit=Limit.NO_LIMIT, game=Game.HOLDEM, seats=seats, commitment="0" * 64,
+            hand_number=7,
+            button=6,
+            small_blind_seat=1,
+            big_blind_seat=2,
+            small_blind=10,
+            big_blind=20,
+            ante=0,
+            ante_kind=AnteKind.NONE,
+            limit=Limit.NO_LIMIT,
+            game=Game.HOLDEM,
+            seats=seats,
+            commitment="0" * 64,
         )
-    )  # fmt: skip
-    view.event(te.BlindPosted(seat=1, blind="small", amount=10, stack=2990, all_in=False))  # type: ignore[arg-type]
-    view.event(te.BlindPosted(seat=2, blind="big", amount=20, stack=2980, all_in=False))  # type: ignore[arg-type]
+    )
+    view.event(te.BlindPosted(seat=1, blind=BlindKind.SMALL, amount=10, stack=2990, all_in=False))
+    view.event(te.BlindPosted(seat=2, blind=BlindKind.BIG, amount=20, stack=2980, all_in=False))
     view.event(te.HoleCards(seat=4, cards=["As", "Kd"]))
+    call = ActionKind.CALL
     view.event(
-        te.ActionTaken(seat=3, street=Street.PREFLOP, action=ActionKind.CALL, amount=20, bet=20, stack=2980, all_in=False, timed_out=False)
-    )  # fmt: skip
+        te.ActionTaken(
+            seat=3,
+            street=Street.PREFLOP,
+            action=call,
+            amount=20,
+            bet=20,
+            stack=2980,
+            all_in=False,
+            timed_out=False,
+        )
+    )
     s = view.situation(legal(call=20, min_raise=40, max_raise=3000))
     assert s.hole == ("As", "Kd") and s.pot == 50 and s.behind == 2 and s.limpers == 1 and s.opponents == 5
 
@@ -287,3 +311,94 @@ async def test_tight_aggressive_bots_beat_random_bots_in_a_tournament_over_webso
     assert average["tag"] < average["random"], (average, places)  # a lower place is a better one
     assert report["errors"] == {}, report["errors"]
     assert report["latency_ms"]["samples"] > 100 and report["hands"] > 20, report
+
+
+def _feltd() -> list[str]:
+    script = Path(sys.executable).with_name("feltd")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "server.cli.main"]
+
+
+async def test_feltd_bots_against_a_running_server_reports_latency_errors_and_chaos(
+    postgres_server_url: str, tmp_path: Path
+) -> None:
+    """`feltd bots --create` as a person runs it, against a running server: 12 bots of the three
+    kinds, with chaos (dropped connections, sitting out, bad frames). Its JSON report says every
+    bot played the tournament to its end, the latency percentiles are in order, the frames and
+    bytes were counted, every disconnect was followed by a reconnect, every bad frame was refused,
+    and no error was anything but a race the chaos explains."""
+    async with running_server(postgres_server_url, speed=100.0, seed=5) as harness:
+        config = tmp_path / "bots12.toml"
+        config.write_text(tournament_toml("bots12", players=12, level_minutes=2), encoding="utf-8")
+        process = await asyncio.create_subprocess_exec(
+            *_feltd(),
+            "bots",
+            "--url",
+            harness.url,
+            "--count",
+            "12",
+            "--create",
+            str(config),
+            "--think",
+            "uniform:0.001,0.01",
+            "--chaos",
+            "disconnect=0.04,sit_out=0.02,bad_frame=0.04",
+            "--seed",
+            "2",
+            "--report",
+            "json",
+            "--database-url",
+            harness.database_url,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(process.communicate(), 240)
+    assert process.returncode == 0, err.decode()
+    report = json.loads(out)
+    progress = err.decode().splitlines()
+    assert progress[0].startswith("database: "), progress[:2]
+    assert any(line.startswith("connected ") and "actions/s" in line for line in progress), progress
+    assert report["bots"] == report["registered"] == report["finished"] == 12, report
+    assert report["kinds"] == {"random": 4, "station": 4, "tag": 4}
+    assert report["failed_bots"] == 0
+    tournament = report["tournament"]
+    assert tournament["id"] == "bots12" and tournament["status"] == "finished", tournament
+    assert sum(tournament["prizes_by_kind_cents"].values()) == tournament["prize_pool_cents"] > 0, tournament
+    latency = report["latency_ms"]
+    assert latency["samples"] > 50, latency
+    assert 0 < latency["p50"] <= latency["p95"] <= latency["p99"] <= latency["max"], latency
+    assert report["frames_in"] > report["actions"] > 0 and report["bytes_in"] > report["frames_in"]
+    assert report["frames_in_per_second"] > 0 and report["bytes_out_per_second"] > 0
+    chaos = report["chaos"]
+    assert chaos["disconnect"] > 0 and report["reconnects"] >= chaos["disconnect"], (
+        chaos,
+        report["reconnects"],
+    )
+    assert chaos.get("bad_frame", 0) == chaos.get("bad_frame_refused", 0) > 0, chaos
+    unexplained = {kind: n for kind, n in report["errors"].items() if not kind.startswith("late:")}
+    assert unexplained == {}, report["errors"]
+
+
+def test_feltd_bots_refuses_a_bad_think_time_in_one_line(tmp_path: Path) -> None:
+    import subprocess
+
+    result = subprocess.run(
+        [
+            *_feltd(),
+            "bots",
+            "--url",
+            "ws://127.0.0.1:9/",
+            "--count",
+            "3",
+            "--tournament",
+            "t",
+            "--think",
+            "soon",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 2, result
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("feltd bots: --think:"), result.stderr
+    assert list(tmp_path.iterdir()) == [], "nothing is made for a refused command"

@@ -277,6 +277,21 @@ async def _play(
                 )
                 if isinstance(answer, sm.OpTournament):
                     await control.follow(tournament_id)
+                    summary = answer.tournament
+                    price = summary.buy_in_cents + summary.fee_cents
+                    print(
+                        f"tournament {tournament_id}: {summary.name}, buy-in "
+                        f"{_money(summary.buy_in_cents)} + {_money(summary.fee_cents)}, "
+                        f"{summary.starting_stack:,} chips; bot accounts "
+                        f"{tournament_id}-0001... made, each credited {_money(price)}",
+                        flush=True,
+                    )
+                    print(
+                        f"watch it: feltd connect {url}  then type "
+                        '{"type": "tournament_subscribe", "tournament_id": "' + tournament_id + '"} '
+                        'or {"type": "table_join", "table_id": N}',
+                        flush=True,
+                    )
                     break
                 await asyncio.wait([outcome], timeout=0.2)
             ticker = asyncio.create_task(progress.run(args.progress_every))
