@@ -89,7 +89,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--speed",
         type=float,
-        default=20.0,
+        default=30.0,
         metavar="X",
         help="the tournament clock runs X times faster than real time (levels, shot clocks, pauses)",
     )
