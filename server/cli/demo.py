@@ -417,14 +417,16 @@ class DemoProgress:
         self._hands, self._actions = metrics.hands, metrics.actions
         state = self.control.state
         elapsed = _clock(time.monotonic() - self.started)
-        if state is None or state.status.value != "running":
-            status = "waiting" if state is None else state.status.value
-            entrants = "" if state is None else f", {state.entrants} registered"
-            print(f"  {elapsed}  {status}: {metrics.connections} connections{entrants}", flush=True)
-            return
         answer = await self.control.request(
             op.OpTournamentShow(request_id=f"show-{self.requests()}", tournament_id=self.tournament_id)
         )
+        if state is None or state.status.value != "running":
+            status = "waiting" if state is None else state.status.value
+            entrants = (
+                f", {answer.tournament.entrants} registered" if isinstance(answer, sm.OpTournament) else ""
+            )
+            print(f"  {elapsed}  {status}: {metrics.connections} connections{entrants}", flush=True)
+            return
         leader = ""
         tables = 0
         if isinstance(answer, sm.OpTournament):
