@@ -295,7 +295,7 @@ async def test_demo_with_more_players_than_its_config_takes_creates_nothing(
 def test_demo_says_which_database_it_really_uses(empty_db: str, workdir: Path) -> None:
     """With DATABASE_URL set and no flag, the demo uses DATABASE_URL and says so (it once claimed
     the embedded server while writing to DATABASE_URL)."""
-    result = feltd("demo", "--players", "12", cwd=workdir, env=_env(DATABASE_URL=empty_db))
+    result = feltd("demo", "--players", "12", "--speed", "200", cwd=workdir, env=_env(DATABASE_URL=empty_db))
     assert result.returncode == 0, result.stderr
     assert f"database: {empty_db} (from $DATABASE_URL)" in result.stdout, result.stdout
     assert "embedded PostgreSQL in" not in result.stdout, result.stdout
@@ -449,10 +449,13 @@ def _as_at_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-async def test_ctrl_c_stops_the_demo_at_once_and_the_next_run_finishes_the_tournament(
+async def test_ctrl_c_stops_the_demo_at_once_and_the_next_run_settles_its_tournament(
     empty_db: str, workdir: Path
 ) -> None:
-    args = ("demo", "--players", "2000", "--progress-every", "50", "--database-url", empty_db)
+    """Ctrl-C while the demo's tournament is being played: one line, exit 130, no standings. The
+    next run cancels the tournament left running (CANCEL-1 returns its money), plays its own to
+    the end, and the ledger balances."""
+    args = ("demo", "--players", "40", "--speed", "100", "--progress-every", "1", "--database-url", empty_db)
     process = subprocess.Popen(
         [*_feltd_command(), *args],
         cwd=workdir,
@@ -473,23 +476,22 @@ async def test_ctrl_c_stops_the_demo_at_once_and_the_next_run_finishes_the_tourn
     output = "".join(seen) + rest
     assert process.returncode == INTERRUPTED, (process.returncode, stderr)
     assert stderr == "feltd demo: interrupted\n", stderr
-    assert "played " not in output, f"the demo played on to the end after Ctrl-C:\n{output}"
-    tournament_id = "demo-simulated-2000p-s1"
+    assert "final standings" not in output, f"the demo played on to the end after Ctrl-C:\n{output}"
     async with open_store(empty_db) as store:
-        assert (await store.tournaments.get(tournament_id)).status is TournamentStatus.RUNNING
+        assert (await store.tournaments.get("demo-1")).status is TournamentStatus.RUNNING
 
-    again = feltd(*args, cwd=workdir, timeout=300)
-    assert again.returncode == 0, again.stderr
-    assert f"tournament {tournament_id}: finished" in again.stdout, again.stdout
+    again = feltd(
+        "demo", "--players", "12", "--speed", "200", "--database-url", empty_db, cwd=workdir, timeout=300
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "tournament demo-1, left running by an earlier run: cancelled" in again.stdout, again.stdout
+    assert "tournament demo-2: finished" in again.stdout, again.stdout
     async with open_store(empty_db) as store:
-        history = await store.tournaments.status_history(tournament_id)
+        history = await store.tournaments.status_history("demo-2")
+        left = await store.tournaments.get("demo-1")
         check = await store.ledger.check()
-    assert [to for _, to in history] == [
-        TournamentStatus.ANNOUNCED,
-        TournamentStatus.REGISTERING,
-        TournamentStatus.RUNNING,
-        TournamentStatus.FINISHED,
-    ], history
+    assert left.status is TournamentStatus.CANCELLED
+    assert [to for _, to in history][-2:] == [TournamentStatus.RUNNING, TournamentStatus.FINISHED], history
     assert check.ok, check.problems
 
 
@@ -504,6 +506,7 @@ def test_version_names_the_installed_feltd(workdir: Path) -> None:
 
 LEAVES = (
     ("demo",),
+    ("bots",),
     ("simulate", "hands"),
     ("simulate", "tournament"),
     ("phh", "replay"),

@@ -297,3 +297,22 @@ def test_director_snapshot_refuses_another_version() -> None:
 def test_director_refuses_a_default_config_field_too_large() -> None:
     with pytest.raises(ValueError):
         Director(default_config(2), start_at=0, rng=random.Random(1)).register("", 0, 10**6)
+
+
+def test_start_now_a_day_early_counts_the_levels_from_now() -> None:
+    """An operator's "start now" a day before the scheduled start (what `feltd bots --create`
+    and `feltd demo` do): the first level ends one level after now, not a day later. The wakeup
+    once pointed a day ahead, so a server whose tables were all held for a break slept through
+    its end and never dealt again."""
+    repo = Path(__file__).resolve().parent.parent
+    config = load_config(repo / "examples" / "freezeout-10min.toml")
+    now = 3600.0 * 498_889  # on the hour: its hourly break comes at minute 55, after level 1
+    director = Director(config, start_at=now + 86_400, rng=random.Random(1))
+    for index in range(20):
+        director.register(f"p{index}", now, 100_000)
+    director.start_now(now)
+    first_level = config.levels[0].minutes * 60
+    wakeup = director.next_wakeup()
+    assert wakeup is not None and wakeup <= now + first_level, wakeup - now if wakeup else None
+    director.tick(now + first_level)
+    assert director.level_index == 1

@@ -942,6 +942,10 @@ class Director:
         registration.start_at = start_at
         self.clock = clock_for(self.config, start_wall_seconds=registration.start_wall_seconds)
         self._level_at_cache = None
+        # ``_now`` began at the old start: left there, the level clock would count from a moment
+        # that has not come (a start moved a day earlier put every level change a day away)
+        self._now = min(self._now, start_at)
+        self._wakeup_cache = None
 
     def start_now(self, now: float) -> list[Command]:
         """An operator's "start now", before the scheduled time: the start moves to ``now`` (the
