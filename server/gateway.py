@@ -15,7 +15,8 @@ by ``websockets``; a connection sending more than ``RATE_PER_SECOND`` frames is 
 ``rate_limited``; ``MAX_REFUSED`` refused frames in a minute close it. One session per player: a
 second login takes over and the first is told ``taken_over``.
 
-``GET /healthz`` and ``GET /metrics`` are answered on the same port.
+``GET /healthz`` and ``GET /metrics`` are answered on the same port, and ``GET /`` (with the other
+files of ``server/web/``) serves the browser client.
 """
 
 from __future__ import annotations
@@ -113,6 +114,7 @@ from server.messages import (
     tournament_inbox,
 )
 from server.metrics import Metrics
+from server.static import StaticFiles
 from server.store.connection import Store
 from server.store.errors import StoreError
 from server.store.players import Operator, Player
@@ -307,6 +309,7 @@ class Gateway:
         self.server: Server | None = None
         self._closers: set[asyncio.Task[None]] = set()
         self.rate_per_second = rate_per_second
+        self.static = StaticFiles()
 
     # -- serving ----------------------------------------------------------------------------------
 
@@ -343,6 +346,9 @@ class Gateway:
             response.headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
             return response
         if "upgrade" not in request.headers.get("Connection", "").lower():
+            page = self.static.response(path)
+            if page is not None:
+                return page
             return connection.respond(
                 http.HTTPStatus.NOT_FOUND, "feltd: WebSocket at /, or GET /healthz, /metrics\n"
             )
