@@ -57,7 +57,6 @@ class StaticFiles:
             return None
         body, content_type = found
         headers = Headers(
-            [("Content-Type", content_type), ("Content-Length", str(len(body)))]
-            + list(SECURITY_HEADERS.items())
+            [("Content-Type", content_type), ("Content-Length", str(len(body))), *SECURITY_HEADERS.items()]
         )
         return Response(http.HTTPStatus.OK.value, http.HTTPStatus.OK.phrase, headers, body)

@@ -413,6 +413,7 @@ function setControls(t, legal) {
   for (const id of ["act-raise", "raise-slider", "raise-amount"]) $(id).disabled = !raising;
   for (const b of document.querySelectorAll(".preset")) b.disabled = !raising;
   document.body.classList.toggle("my-turn", on);
+  document.body.dataset.turn = on ? `${t.table_id}:${t.turn_seq}` : "";
   if (!raising) {
     $("act-raise").textContent = "Raise";
     shownLegal = null;

@@ -74,6 +74,7 @@ export function fromSnapshot(snap, me) {
     to_act: snap.to_act,
     deadline_ms: snap.deadline_ms,
     legal: snap.legal,
+    turn_seq: snap.seq, // names the decision under way (the seq of its turn, or the snapshot's)
     description: null,
   };
 }
@@ -150,7 +151,7 @@ export function applyEvent(t, ev, me) {
       if (seat) Object.assign(seat, { cards: ev.cards, dealt: true });
       return ev.cards ? [`Dealt to ${name}: ${ev.cards.join(" ")}`] : [];
     case "turn":
-      Object.assign(t, { to_act: ev.seat, deadline_ms: ev.deadline_ms, legal: ev.legal });
+      Object.assign(t, { to_act: ev.seat, deadline_ms: ev.deadline_ms, legal: ev.legal, turn_seq: t.seq });
       if (seat) seat.time_banks = ev.time_banks;
       return [];
     case "time_bank_used":
