@@ -49,7 +49,7 @@ function noteServerTime(serverMs, localMs) {
   // the server's clock may run faster than real time (a demo's accelerated clock): measure it
   if (clock.first === null) clock.first = { server: serverMs, local: localMs };
   const span = localMs - clock.first.local;
-  if (span > 3000) {
+  if (span > 1500) {
     const rate = (serverMs - clock.first.server) / span;
     clock.rate = Math.abs(rate - 1) < 0.05 ? 1 : rate;
   }
