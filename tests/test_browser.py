@@ -15,6 +15,7 @@ the ``playwright`` package the test is skipped, saying which is missing.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import os
 import random
@@ -330,9 +331,19 @@ async def _browse(
             frames = Frames()
             frames.attach(hero)
 
+            # the operator creates a second tournament from its TOML, for tomorrow
+            await _login(desk, url, operator_token)
+            await desk.wait_for_selector(f"#op-tournament option[value={tournament_id}]", state="attached")
+            await desk.fill("#op-toml", tournament_toml("evening", players=90))
+            tomorrow = dt.datetime.now() + dt.timedelta(days=1)
+            await desk.fill("#op-start-at", tomorrow.strftime("%Y-%m-%dT%H:%M"))
+            await desk.click("#op-create")
+            await desk.wait_for_selector("#op-tournament option[value=evening]", state="attached")
+
             # the lobby: the bots have registered; the hero registers with the mouse
             await _login(hero, url, harness.tokens[HERO])
             row = f".lobby-row[data-tournament={tournament_id}]"
+            await hero.wait_for_selector(".lobby-row[data-tournament=evening]")
             await hero.wait_for_selector(f"{row} td:nth-child(4):text-is('8')", timeout=15000)
             assert "Balance $1000" in await hero.inner_text("#balance")
             await _screenshot(hero, "lobby")
@@ -341,8 +352,7 @@ async def _browse(
             await hero.wait_for_selector("#balance:text-is('Balance $989')")
 
             # the operator starts it from the operator view
-            await _login(desk, url, operator_token)
-            await desk.wait_for_selector(f"#op-tournament option[value={tournament_id}]", state="attached")
+            await desk.select_option("#op-tournament", tournament_id)
             await desk.click("#op-start")
             await desk.wait_for_selector("#op-events li.kind-status")
 
@@ -354,8 +364,6 @@ async def _browse(
             first_table = await _table_id(hero)
             done: list[str] = []
             await _play(hero, frames, 1, 30, done)
-            await hero.wait_for_selector("body.my-turn", state="attached", timeout=30000)
-            await _screenshot(hero, "table")
             moved: list[int] = []
 
             async def note_table() -> None:
@@ -373,6 +381,14 @@ async def _browse(
             assert any(f["type"] == "seated" and f["table_id"] == moved[0] for f in frames.received)
             assert frames.sockets == 1, "the move was followed on the same connection, without a reload"
             await _play(hero, frames, 8, 40, done)
+            # a table mid-hand, the board out, for the README
+            deadline = time.monotonic() + 30
+            while await hero.get_attribute("#felt", "data-street") in ("", "preflop", None):
+                assert time.monotonic() < deadline, "no turn of the hero's after the flop"
+                await _turn(hero, frames, done)
+            await hero.wait_for_selector("body.my-turn", state="attached", timeout=30000)
+            await _screenshot(hero, "table")
+            await _turn(hero, frames, done)
 
             kinds = {entry.split()[1] for entry in done}
             assert kinds == {"mouse", "keyboard"}, done

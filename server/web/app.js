@@ -22,6 +22,7 @@ const state = {
   chips: new Map(), // tournament_id -> [{at, stacks}] for the chart
   hands: [], // recorded hands for the replayer: {key, table_id, hand_number, snapshot, events}
   recording: new Map(), // table_id -> hand being recorded
+  subscribed: new Set(), // tournaments followed by tournament_subscribe (renewed after a reconnect)
   opTournaments: [],
   opShown: null,
 };
@@ -207,9 +208,7 @@ function onWelcome(m) {
       p.reject({ code: "connection_lost", message: "the connection dropped before the answer" });
     }
   }
-  if (state.currentTournament && state.role !== "player") {
-    send({ type: "tournament_subscribe", tournament_id: state.currentTournament });
-  }
+  for (const id of state.subscribed) send({ type: "tournament_subscribe", tournament_id: id });
   if (state.role === "operator") {
     send({ type: "op_subscribe", request_id: newId("op-sub"), tournament_id: null });
     refreshOperator();
@@ -629,7 +628,10 @@ function chooseTournament(id) {
   if (state.currentTournament === id) return;
   const reg = state.registrations.get(id);
   const automatic = state.role === "player" && reg && reg.status !== "unregistered";
-  if (!automatic) send({ type: "tournament_subscribe", tournament_id: id });
+  if (!automatic && !state.subscribed.has(id)) {
+    state.subscribed.add(id);
+    send({ type: "tournament_subscribe", tournament_id: id });
+  }
   state.currentTournament = id;
   renderTournament();
 }
