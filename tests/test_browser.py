@@ -440,6 +440,15 @@ async def _browse(
             await hero.wait_for_selector("#view-tournament[data-paused=false]", timeout=15000)
             await desk.wait_for_selector("#op-summary[data-paused=false]")
 
+            # the operator watches a table from the players' list, every hole card included
+            await desk.click("#op-players button.watch >> nth=0")
+            await desk.wait_for_selector("#felt .seat[data-player]", timeout=15000)
+            assert "watching" in await desk.inner_text("#table-title")
+
+            # every hand's deck was checked against its commitment in the page (section 14)
+            log = await hero.inner_text("#hand-log")
+            assert "deck verified against its commitment" in log and "DOES NOT MATCH" not in log
+
             # the replayer steps through a hand this page saw
             await hero.click("#tabs a[data-view=replayer]")
             await hero.click("#replay-end")

@@ -1,7 +1,7 @@
 // feltd's browser client: one WebSocket on the JSON subprotocol (docs/protocol.md), the lobby,
 // the player's table, the tournament, the operator's desk and a replayer of the hands seen.
 
-import { applyEvent, fromSnapshot, presets, renderTable } from "./table.js";
+import { applyEvent, deckMatches, fromSnapshot, presets, renderTable } from "./table.js";
 import { drawChipChart } from "./chart.js";
 
 const TOKEN_KEY = "feltd.token";
@@ -18,6 +18,7 @@ const state = {
   tournaments: new Map(), // tournament_id -> {state, eliminations, events, place}
   tables: new Map(), // table_id -> table state (table.js)
   seat: null, // {tournament_id, table_id, seat}: where this player sits
+  watching: null, // a table followed by table_join, shown when not seated
   currentTournament: null,
   chips: new Map(), // tournament_id -> [{at, stacks}] for the chart
   hands: [], // recorded hands for the replayer: {key, table_id, hand_number, snapshot, events}
@@ -314,7 +315,18 @@ function onTableEvent(m) {
   const lines = applyEvent(t, m.event, state.player);
   if (isCurrentTable(m.table_id)) for (const line of lines) addLine($("hand-log"), line);
   if (m.event.type === "hand_ended") noteStacks(t);
+  if (m.event.type === "deck_revealed") checkDeck(m.table_id, t.hand_number, m.event);
   renderTableView();
+}
+
+// Every hand's deck is checked against the commitment published before the deal.
+function checkDeck(tableId, hand, ev) {
+  deckMatches(ev.deck, ev.salt, ev.commitment).then((ok) => {
+    if (!isCurrentTable(tableId)) return;
+    if (ok === null) addLine($("hand-log"), `Hand #${hand}: the deck could not be checked (no SHA-256 on an insecure page)`);
+    else if (ok) addLine($("hand-log"), `Hand #${hand}: deck verified against its commitment`, "deck-ok");
+    else addLine($("hand-log"), `Hand #${hand}: THE DECK DOES NOT MATCH ITS COMMITMENT`, "deck-bad");
+  });
 }
 
 function isCurrentTable(tableId) {
@@ -323,8 +335,20 @@ function isCurrentTable(tableId) {
 
 function currentTable() {
   if (state.seat) return state.tables.get(state.seat.table_id) ?? null;
-  const first = state.tables.values().next();
-  return first.done ? null : first.value;
+  if (state.watching !== null) return state.tables.get(state.watching) ?? null;
+  return null;
+}
+
+// Follow a table as the rail (an operator sees every hole card, as section 8 says).
+function watch(tableId) {
+  if (state.watching !== null && state.watching !== tableId) {
+    send({ type: "table_leave", table_id: state.watching });
+    state.tables.delete(state.watching);
+  }
+  state.watching = tableId;
+  $("hand-log").replaceChildren();
+  request({ type: "table_join", table_id: tableId }).catch((e) => toast(`${e.code}: ${e.message}`, "error"));
+  showView("table");
 }
 
 function record(tableId, t, ev) {
@@ -381,14 +405,17 @@ function renderTableView() {
   if (!t) {
     felt.replaceChildren();
     felt.dataset.tableId = "";
-    $("table-title").textContent = state.seat ? "Joining your table..." : "You are not seated at a table.";
+    $("table-title").textContent = state.seat ? "Joining your table..." : "You are not seated at a table (an operator can watch any from the players' list).";
     setControls(null, null);
     return;
   }
   const lvl = t.level ? `level ${t.level}, ` : "";
+  const ts = state.tournaments.get(t.tournament_id)?.state;
+  const flags = ts ? [ts.paused ? "paused" : "", ts.hand_for_hand ? "hand for hand" : ""].filter(Boolean) : [];
   $("table-title").textContent = `Table ${t.table_id} \u00b7 ${t.tournament_id} \u00b7 ${lvl}blinds ` +
     `${t.small_blind}/${t.big_blind}${t.ante ? ` ante ${t.ante}` : ""}` +
-    (t.hand_number ? ` \u00b7 hand #${t.hand_number}` : "");
+    (t.hand_number ? ` \u00b7 hand #${t.hand_number}` : "") +
+    (state.seat ? "" : " \u00b7 watching") + (flags.length ? ` \u00b7 ${flags.join(", ").toUpperCase()}` : "");
   renderTable(felt, t, state.player);
   const me = mySeat(t);
   const myTurn = me && t.to_act === me.seat && t.legal ? t.legal : null;
@@ -639,6 +666,7 @@ function chooseTournament(id) {
 function onTournamentState(m) {
   tournamentOf(m.tournament_id).state = m;
   if (m.tournament_id === state.currentTournament) renderTournament();
+  if (currentTable()?.tournament_id === m.tournament_id) renderTableView();
 }
 
 function onTournamentEvent(m) {
@@ -823,6 +851,11 @@ function onOpTournament(m) {
     const tr = document.createElement("tr");
     const cells = [p.player, p.status, p.table_id ?? "", p.seat ?? "", p.chips ?? "", p.place ?? "", p.prize_cents ? money(p.prize_cents) : ""];
     for (const c of cells) tr.append(Object.assign(document.createElement("td"), { textContent: String(c) }));
+    if (p.table_id !== null) {
+      const td = tr.children[2];
+      td.replaceChildren(button(String(p.table_id), "watch secondary", () => watch(p.table_id)));
+      td.firstChild.title = "watch this table";
+    }
     body.append(tr);
     if (p.chips !== null) stacks[p.player] = p.chips;
   }

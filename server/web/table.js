@@ -27,6 +27,20 @@ export function cardElement(card) {
   return el;
 }
 
+// Section 14: the deck's bytes (rank * 4 + suit) and the salt hash to the hand's commitment.
+// Browsers offer SHA-256 only to secure pages (https, or http on localhost); elsewhere: null.
+export async function deckMatches(deck, salt, commitment) {
+  if (!globalThis.crypto || !crypto.subtle) return null;
+  const ranks = "23456789TJQKA";
+  const suits = "cdhs";
+  const bytes = new Uint8Array(deck.length + salt.length / 2);
+  deck.forEach((c, i) => { bytes[i] = ranks.indexOf(c[0]) * 4 + suits.indexOf(c[1]); });
+  for (let i = 0; i < salt.length / 2; i++) bytes[deck.length + i] = parseInt(salt.slice(2 * i, 2 * i + 2), 16);
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  const hex = [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return hex === commitment;
+}
+
 export function holeCount(game) {
   return game === "omaha" ? 4 : 2;
 }
