@@ -316,7 +316,11 @@ async def test_a_person_plays_a_tournament_in_the_browser_and_an_operator_pauses
 
 
 async def _browse(
-    harness: Harness, tournament_id: str, operator_token: str, mode: dict[str, bool], url: str
+    harness: Harness,
+    tournament_id: str,
+    operator_token: str,
+    mode: dict[str, bool],
+    url: str,
 ) -> None:
     async with async_api.async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True)
@@ -388,6 +392,9 @@ async def _browse(
                 await _turn(hero, frames, done)
             await hero.wait_for_selector("body.my-turn", state="attached", timeout=30000)
             await _screenshot(hero, "table")
+            # a time bank, started early: the clock shows the new deadline, the log says so
+            await hero.click("#time-bank")
+            await hero.wait_for_selector("#hand-log li:text-is('hero uses a time bank (1 left)')")
             await _turn(hero, frames, done)
 
             kinds = {entry.split()[1] for entry in done}
@@ -449,10 +456,27 @@ async def _browse(
             log = await hero.inner_text("#hand-log")
             assert "deck verified against its commitment" in log and "DOES NOT MATCH" not in log
 
+            # a message to every player; a disqualification; the events say who did what
+            await desk.click("#tabs a[data-view=operator]")
+            await desk.fill("#op-message-text", "Break in five minutes")
+            await desk.click("#op-message")
+            await hero.wait_for_selector("#notices .toast:text-is('Notice: Break in five minutes')")
+            rows = await desk.locator("#op-players tbody tr").all_inner_texts()
+            victim = next(r.split()[0] for r in rows if "playing" in r.split() and not r.startswith(HERO))
+            await desk.fill("#op-dq-player", victim)
+            await desk.click("#op-disqualify")
+            await desk.wait_for_selector(f"#op-events li.kind-command:has-text('disqualified {victim}')")
+
             # the replayer steps through a hand this page saw
             await hero.click("#tabs a[data-view=replayer]")
             await hero.click("#replay-end")
             assert await hero.locator("#replay-log li").count() > 3
+
+            # the operator cancels: the money left in play is shared, the page shows the end
+            await desk.click("#op-cancel")
+            await hero.click("#tabs a[data-view=tournament]")
+            await hero.wait_for_selector("#t-status:text-is('cancelled')", timeout=15000)
+            await hero.wait_for_selector("#balance:not(:text-is('Balance $989'))")
 
             await _check_dom(hero, frames)
             assert frames.leaks(HERO) == []
