@@ -186,6 +186,10 @@ class Frames:
                 found.append(frame["event"])
         return found
 
+    def players_left(self) -> int | None:
+        states = [f for f in self.received if f["type"] == "tournament_state"]
+        return states[-1]["players_left"] if states else None
+
     def events(self, kind: str) -> list[dict[str, Any]]:
         return [
             f["event"] for f in self.received if f["type"] == "table_event" and f["event"]["type"] == kind
@@ -280,6 +284,21 @@ async def _play(page: Any, frames: Frames, decisions: int, limit: float, done: l
         await _turn(page, frames, done)
 
 
+async def _check_bubble(page: Any) -> None:
+    """The tournament view's badges agree with the players left and the places paid."""
+    left = int((await page.inner_text("#t-players-left")).split()[0])
+    paid = await page.locator("#t-payouts tbody tr").count()
+    badges = await page.locator("#t-badges .badge").all_inner_texts()
+    if left == paid + 1:
+        assert "On the bubble" in badges, (left, paid, badges)
+    elif left <= paid:
+        assert "In the money" in badges, (left, paid, badges)
+    else:
+        assert f"{left - paid} from the money" in badges, (left, paid, badges)
+    hand_for_hand = await page.get_attribute("#view-tournament", "data-hand-for-hand")
+    assert ("Hand for hand" in badges) == (hand_for_hand == "true"), badges
+
+
 async def _table_id(page: Any) -> int:
     value = await page.get_attribute("#felt", "data-table-id")
     return int(value) if value else 0
@@ -294,7 +313,11 @@ async def test_a_person_plays_a_tournament_in_the_browser_and_an_operator_pauses
         await harness.add_players([HERO, *bots])
         operator = await harness.store.players.add_operator("floor")
         toml = tournament_toml(
-            "web", players=9, table_size=6, level_minutes=60, extra="[clock]\nshot_clock_seconds = 600\n"
+            "web",
+            players=9,
+            table_size=6,
+            level_minutes=60,
+            extra="[clock]\nshot_clock_seconds = 600\n\n[payouts]\npercent_paid = 50\n",
         )
         tournament_id = await harness.create(toml, starts_in=3600)
         http_url = harness.url.replace("ws://", "http://")
@@ -435,6 +458,9 @@ async def _browse(
             leaders = await hero.get_attribute("#chip-chart", "data-players")
             assert leaders and HERO in leaders.split(","), leaders
             assert await hero.locator("#t-eliminations li").count() >= 3
+            # half the field is paid (5 of 9): the bubble, or the money, is shown as it stands
+            await _check_bubble(hero)
+            left = int((await hero.inner_text("#t-players-left")).split()[0])
             await _screenshot(hero, "tournament")
 
             # the operator pauses: the player's tournament view says so; then resumes
@@ -466,6 +492,16 @@ async def _browse(
             await desk.fill("#op-dq-player", victim)
             await desk.click("#op-disqualify")
             await desk.wait_for_selector(f"#op-events li.kind-command:has-text('disqualified {victim}')")
+
+            # the disqualified player leaves when their hand ends: the hero plays on meanwhile
+            await hero.click("#tabs a[data-view=table]")
+            deadline = time.monotonic() + 30
+            while frames.players_left() != left - 1:
+                assert time.monotonic() < deadline, f"{victim} is still counted among the players left"
+                await _turn(hero, frames, done)
+            await hero.click("#tabs a[data-view=tournament]")
+            await hero.wait_for_selector(f"#t-players-left:text-is('{left - 1} of 9')")
+            await _check_bubble(hero)
 
             # the replayer steps through a hand this page saw
             await hero.click("#tabs a[data-view=replayer]")

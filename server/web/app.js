@@ -776,7 +776,8 @@ function renderTournament() {
   list.replaceChildren();
   for (const e of t.eliminations.slice(0, 50)) {
     const prize = e.prize_cents ? `, wins ${money(e.prize_cents)}` : "";
-    addLine(list, `${e.player} finished ${e.place}${e.shared_places > 1 ? ` (shared by ${e.shared_places})` : ""}${prize}`);
+    const places = e.shared_places > 1 ? `${e.place}-${e.place + e.shared_places - 1} (shared)` : String(e.place);
+    addLine(list, `${e.player} finished ${places}${prize}`);
   }
   renderChart();
 }
