@@ -417,7 +417,7 @@ async def _browse(
             await _screenshot(hero, "table")
             # a time bank, started early: the clock shows the new deadline, the log says so
             await hero.click("#time-bank")
-            await hero.wait_for_selector("#hand-log li:text-is('hero uses a time bank (1 left)')")
+            await hero.wait_for_selector("#hand-log li:has-text('hero uses a time bank')")
             await _turn(hero, frames, done)
 
             kinds = {entry.split()[1] for entry in done}

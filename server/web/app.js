@@ -930,6 +930,7 @@ function setupOperator() {
     const startMs = at ? Math.round(serverNow() + (new Date(at).getTime() - Date.now()) * clock.rate) : null;
     opRequest({ type: "op_tournament_create", toml, start_ms: startMs }).then((m) => {
       toast(`Created ${m.tournament.name}`, "ok");
+      $("op-toml").value = "";
       refreshOperator();
     }, () => {});
   };

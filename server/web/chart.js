@@ -19,6 +19,7 @@ export function drawChipChart(canvas, history, leaders = 6) {
   }
   const latest = history[history.length - 1].stacks;
   const top = Object.entries(latest)
+    .filter(([, chips]) => chips > 0) // the busted are off the chart
     .sort((a, b) => b[1] - a[1])
     .slice(0, leaders)
     .map(([p]) => p);
