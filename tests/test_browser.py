@@ -3,9 +3,11 @@ server on loopback with scripted players filling the tables.
 
 One tournament, two tables of six: a person registers in the lobby, an operator starts the
 tournament from the operator view, the person plays hands with the mouse and the keyboard, sees
-showdowns, is moved when their table breaks, chats, sits out and comes back, rides a network
-drop; the operator pauses and resumes the tournament. Throughout, the page must never receive or
-show another player's hole cards before that player shows them.
+showdowns, is moved when their table breaks, uses a time bank, chats, sits out and comes back,
+rides a network drop; an observer watches the table; the operator creates a tournament from TOML,
+watches a table, pauses and resumes, sends a message, disqualifies a player and cancels. Throughout,
+neither the player's page nor the rail's may receive or show another player's hole cards before
+that player shows them (checked in the frames each page received and in its DOM).
 
 ``FELTD_SCREENSHOTS=1`` saves the screenshots of docs/screenshots/ (the README's); without it
 nothing is written to the tree. Without Chromium (``/usr/bin/chromium``, or ``FELTD_CHROMIUM``) or
@@ -125,7 +127,7 @@ class Frames:
 
         page.on("websocket", on_socket)
 
-    def leaks(self, me: str) -> list[str]:
+    def leaks(self, me: str | None) -> list[str]:
         """Another player's hole cards in a frame before they were shown: the ``hole_cards``
         event of a seat that is not ours with cards, or a snapshot that holds another seat's cards
         while the betting is still on (a snapshot after a showdown may hold the shown hands)."""
@@ -428,10 +430,28 @@ async def _browse(
             assert frames.events("cards_shown") or frames.events("hands_shown"), "no showdown seen"
             assert " shows " in await hero.inner_text("#hand-log")
 
+            # the rail: an observer without a token watches the hero's table
+            rail = await (await browser.new_context(viewport=viewport)).new_page()
+            rail.on("pageerror", lambda error: errors.append(str(error)))
+            rail_frames = Frames()
+            rail_frames.attach(rail)
+            await rail.goto(url)
+            await rail.click("#watch-button")
+            await rail.wait_for_selector("#tabs:not([hidden])")
+            await rail.click("#tabs a[data-view=table]")
+            await rail.fill("#watch-table", str(moved[0]))
+            await rail.click("#watch-go")
+            await rail.wait_for_selector("#felt .seat[data-player=hero]")
+            await _play(hero, frames, 3, 30, done)
+            await _check_dom(rail, rail_frames)
+            assert rail_frames.leaks(None) == [], "the rail was sent a hole card"
+            assert rail_frames.events("hole_cards"), "the rail saw no deal"
+
             # chat, sit out and back
             await hero.fill("#chat-input", "good luck all")
             await hero.click("#chat-send")
             await hero.wait_for_selector("#chat-log li:text-is('hero: good luck all')")
+            await rail.wait_for_selector("#chat-log li:text-is('hero: good luck all')")
             await hero.click("#sit-out")
             await hero.wait_for_selector("#felt .seat.me.away")
             await hero.click("#sit-in")

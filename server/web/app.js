@@ -402,10 +402,11 @@ let shownLegal = null; // the legal view the controls were last set up for
 function renderTableView() {
   const t = currentTable();
   const felt = $("felt");
+  $("watch-form").hidden = Boolean(state.seat);
   if (!t) {
     felt.replaceChildren();
     felt.dataset.tableId = "";
-    $("table-title").textContent = state.seat ? "Joining your table..." : "You are not seated at a table (an operator can watch any from the players' list).";
+    $("table-title").textContent = state.seat ? "Joining your table..." : "You are not seated at a table.";
     setControls(null, null);
     return;
   }
@@ -528,6 +529,11 @@ function setupTableControls() {
   };
   $("sit-in").onclick = () => {
     if (state.seat) request({ type: "sit_in", tournament_id: state.seat.tournament_id }).catch((e) => toast(e.message, "error"));
+  };
+  $("watch-form").onsubmit = (e) => {
+    e.preventDefault();
+    const id = Number($("watch-table").value);
+    if (Number.isInteger(id) && id > 0) watch(id);
   };
   $("chat-form").onsubmit = (e) => {
     e.preventDefault();
