@@ -420,6 +420,7 @@ async def _browse(
             # a time bank, started early: the clock shows the new deadline, the log says so
             await hero.click("#time-bank")
             await hero.wait_for_selector("#hand-log li:has-text('hero uses a time bank')")
+            await hero.wait_for_selector("#felt .seat.me .clock.bank:has-text('time bank')")
             await _turn(hero, frames, done)
 
             kinds = {entry.split()[1] for entry in done}

@@ -564,7 +564,7 @@ function tick() {
   const now = serverNow();
   if (t && t.deadline_ms !== null && clockBox) {
     const left = Math.max(0, (t.deadline_ms - now) / (clock.rate * 1000));
-    clockBox.textContent = `${left.toFixed(1)} s`;
+    clockBox.textContent = `${t.banking ? "time bank " : ""}${left.toFixed(1)} s`;
     clockBox.classList.toggle("low", left < 5);
   }
   const info = $("turn-info");

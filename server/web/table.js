@@ -165,11 +165,12 @@ export function applyEvent(t, ev, me) {
       if (seat) Object.assign(seat, { cards: ev.cards, dealt: true });
       return ev.cards ? [`Dealt to ${name}: ${ev.cards.join(" ")}`] : [];
     case "turn":
-      Object.assign(t, { to_act: ev.seat, deadline_ms: ev.deadline_ms, legal: ev.legal, turn_seq: t.seq });
+      Object.assign(t, { to_act: ev.seat, deadline_ms: ev.deadline_ms, legal: ev.legal, turn_seq: t.seq, banking: false });
       if (seat) seat.time_banks = ev.time_banks;
       return [];
     case "time_bank_used":
       t.deadline_ms = ev.deadline_ms;
+      t.banking = true; // the countdown is now the time bank's
       if (seat) seat.time_banks = ev.time_banks;
       return [`${name} uses a time bank (${ev.time_banks} left)`];
     case "action_taken": {
@@ -314,7 +315,7 @@ export function renderTable(root, t, me) {
     if (s.away) tags.push("away");
     if (s.label) tags.push(s.label);
     if (tags.length) box.append(el("div", "label", tags.join(" \u00b7 ")));
-    if (t.to_act === n) box.append(el("div", "clock", ""));
+    if (t.to_act === n) box.append(el("div", t.banking ? "clock bank" : "clock", ""));
     if (t.button === n) {
       const b = el("div", "dealer", "D");
       b.title = "the button";
