@@ -357,8 +357,12 @@ async def _browse(
             for page in (hero, desk):
                 page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
                 page.on("pageerror", lambda error: errors.append(str(error)))
+                # a script or style the CSP blocked, a file not found ...
+                page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             frames = Frames()
             frames.attach(hero)
+            desk_frames = Frames()
+            desk_frames.attach(desk)
 
             # the operator creates a second tournament from its TOML, for tomorrow
             await _login(desk, url, operator_token)
@@ -434,6 +438,7 @@ async def _browse(
             # the rail: an observer without a token watches the hero's table
             rail = await (await browser.new_context(viewport=viewport)).new_page()
             rail.on("pageerror", lambda error: errors.append(str(error)))
+            rail.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             rail_frames = Frames()
             rail_frames.attach(rail)
             await rail.goto(url)
@@ -537,6 +542,12 @@ async def _browse(
 
             await _check_dom(hero, frames)
             assert frames.leaks(HERO) == []
+            # every frame the pages sent was one the server accepted, as docs/protocol.md has it
+            # (an act resent after the drop may find its hand over: answered, harmlessly, stale_hand)
+            late = {"stale_hand", "not_your_turn"}
+            for received in (frames.received, desk_frames.received, rail_frames.received):
+                refused = [f for f in received if f["type"] == "error" and f["code"] not in late]
+                assert refused == [], refused
             assert errors == [], errors
         finally:
             await browser.close()
