@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 from server_harness import Harness, Player, running_server, tournament_toml
 
+from protocol import client_messages as cm
 from protocol import server_messages as sm
 from protocol import table_events as te
 from protocol.kinds import ActionKind
@@ -95,9 +96,7 @@ def _get(url: str) -> tuple[str, bytes]:
         return response.headers["Content-Type"], response.read()
 
 
-def _act(table_id: int, hand_number: int, action_id: str, shove: bool, legal: te.LegalView) -> Any:
-    from protocol import client_messages as cm
-
+def _act(table_id: int, hand_number: int, action_id: str, shove: bool, legal: te.LegalView) -> cm.Act:
     if shove:
         return cm.Act(
             table_id=table_id,

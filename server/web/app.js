@@ -617,8 +617,8 @@ function renderLobby() {
     if (state.role === "player") {
       const registered = reg && ["registered", "waiting"].includes(reg.status);
       const open = t.status === "registering" || (t.status === "running" && t.late_registration_until_ms);
-      if (registered) actions.append(button("Unregister", "unregister", () => money_request("unregister", t)));
-      else if (open && !(reg && reg.status === "playing")) actions.append(button("Register", "register", () => money_request("register", t)));
+      if (registered) actions.append(button("Unregister", "unregister", () => moneyRequest("unregister", t)));
+      else if (open && !(reg && reg.status === "playing")) actions.append(button("Register", "register", () => moneyRequest("register", t)));
     }
     actions.append(button("View", "view secondary", () => {
       chooseTournament(t.tournament_id);
@@ -637,7 +637,7 @@ function button(text, cls, onclick) {
   return b;
 }
 
-function money_request(kind, t) {
+function moneyRequest(kind, t) {
   const verb = kind === "register" ? `Register for ${t.name} for ${money(t.buy_in_cents + t.fee_cents)}?` : `Unregister from ${t.name}?`;
   if (!window.confirm(verb)) return;
   request({ type: kind, tournament_id: t.tournament_id, request_id: newId(kind) }, { resend: true }).then(
