@@ -36,7 +36,8 @@ Text = Annotated[str, msgspec.Meta(min_length=1, max_length=NOTICE_MAX_CHARS)]
 
 class OpTournamentCreate(Message, frozen=True, kw_only=True):
     """Schedule a tournament from its TOML definition (docs/rules.md lists every setting), to
-    start at ``start_ms`` (``None``: five minutes from now). Answered by ``op_tournament``."""
+    start at ``start_ms`` (``None``: five minutes from now; up to a minute past: now). Answered
+    by ``op_tournament``."""
 
     request_id: Id
     toml: Toml
@@ -97,7 +98,8 @@ class OpTournamentResume(Message, frozen=True, kw_only=True):
 class OpTournamentCancel(Message, frozen=True, kw_only=True):
     """Stop for good and settle by CANCEL-1: before the start everyone is refunded; after it,
     the money is shared by the players left (``in_money``: by chips or by ICM) as docs/payouts.md
-    says. Every player is told what they got (``balance``, ``tournament_event`` ``cancelled``)."""
+    says. Every player is told what they got (``tournament_event`` ``cancelled``, a ``notice``
+    with their cents, ``balance``)."""
 
     request_id: Id
     tournament_id: Id

@@ -244,7 +244,8 @@ class TournamentEvent(Message, frozen=True, kw_only=True):
 
 
 class Notice(Message, frozen=True, kw_only=True):
-    """An operator's message to the players of a tournament, of one table, or to one player."""
+    """An operator's message to the players of a tournament, of one table, or to one player; and,
+    when a tournament is cancelled, what its settlement gave the player."""
 
     tournament_id: Id
     table_id: Positive | None

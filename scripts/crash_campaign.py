@@ -309,9 +309,12 @@ async def check(store: Store, tournament_id: str, toml: str, findings: Findings,
         findings.problems.append(
             f"{tournament_id}: director issued {director.chips_issued}, buy-ins {issued}"
         )
-    if unrefunded:
+    if unrefunded > 0:
         findings.cents_lost += unrefunded * config.buy_in
         findings.problems.append(f"{tournament_id}: {unrefunded} buy-ins in the ledger the director lacks")
+    elif unrefunded < 0:  # refunded, yet the director still counts the entry: a free seat
+        findings.cents_lost += -unrefunded * config.buy_in
+        findings.problems.append(f"{tournament_id}: {-unrefunded} entries the director counts were refunded")
     paid = await _prizes_paid(store, tournament_id)
     places: Counter[str] = Counter()
     if director.standings is not None:

@@ -14,6 +14,7 @@ import contextlib
 import logging
 import random
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 
 from engine.tournament.config import ConfigError, parse_config
@@ -21,7 +22,7 @@ from engine.tournament.director import Status
 from server.bus import BusError, LocalBus
 from server.clock import Clock, RealClock
 from server.coordinator import RESUME_LIMIT_SECONDS, SNAPSHOT_EVERY, Coordinator, Stop
-from server.gateway import RATE_PER_SECOND, Gateway
+from server.gateway import Gateway, Limits
 from server.messages import tournament_inbox
 from server.metrics import Metrics
 from server.operations import OperationsDesk
@@ -50,10 +51,12 @@ class FeltServer:
         journal: bool = False,
         resume_limit: float = RESUME_LIMIT_SECONDS,
         snapshot_every: int = SNAPSHOT_EVERY,
+        limits: Limits | None = None,
     ) -> None:
         """``director_rng(tournament_id)`` and ``table_rng(table_id)`` give seeded generators in
         tests (``None``, the default: the OS CSPRNG); ``hand_gap`` overrides the pause between
-        hands (clock seconds)."""
+        hands (clock seconds); ``limits``: what clients may cost (``gateway.Limits``), its
+        ``rate_per_second`` counted in the game clock's seconds."""
         self.store = store
         self.clock: Clock = clock if clock is not None else RealClock()
         self.bus = LocalBus()
@@ -67,6 +70,8 @@ class FeltServer:
         self.snapshot_every = snapshot_every  # journal entries between two director snapshots
         self.coordinators: dict[str, Coordinator] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
+        limits = limits if limits is not None else Limits()
+        speed = max(1.0, getattr(self.clock, "speed", 1.0))
         self.gateway = Gateway(
             store,
             self.bus,
@@ -75,7 +80,7 @@ class FeltServer:
             tournaments=lambda: sorted(self.coordinators),
             heartbeat_seconds=heartbeat_seconds,
             # the rate limit is per second of the game's clock: faster clock, faster players
-            rate_per_second=RATE_PER_SECOND * max(1.0, getattr(self.clock, "speed", 1.0)),
+            limits=replace(limits, rate_per_second=limits.rate_per_second * speed),
         )
         self._poller: asyncio.Task[None] | None = None
         self._desk: asyncio.Task[None] | None = None

@@ -154,6 +154,8 @@ _STATE_CHANGES = (
     d.TournamentPaused,
     d.TournamentResumed,
     d.PurchasesClosed,
+    d.DealTalks,  # every player asking stops the clock (DEAL-2), walking away starts it again
+    d.DealDone,
 )
 _MOVED = {
     MoveReason.BALANCE: kinds.SeatReason.BALANCE,
@@ -429,8 +431,11 @@ class Coordinator:
     def _reply(self, caller: Caller, message: ServerMessage) -> None:
         self.bus.publish(session_channel(caller.session_id), ToSession(message))
 
-    def _refuse(self, caller: Caller, error: Exception, request_id: str | None) -> Error:
-        refusal = Error(code=error_code(error), message=str(error), request_id=request_id, fatal=False)
+    def _refuse(
+        self, caller: Caller, error: Exception, request_id: str | None, code: ErrorCode | None = None
+    ) -> Error:
+        code = error_code(error) if code is None else code
+        refusal = Error(code=code, message=str(error), request_id=request_id, fatal=False)
         self._reply(caller, refusal)
         return refusal
 
@@ -529,8 +534,10 @@ class Coordinator:
                 ),
             )
             return
-        key = (f"operator:{operator}", message.request_id)
-        if key in self.replies:
+        # NUL is in no player id (the store refuses it), so no player's request shares this key
+        key = (f"\0operator:{operator}", message.request_id)
+        reading = isinstance(message, OpTournamentShow | OpTournamentResults)  # answered afresh
+        if key in self.replies and not reading:
             self._reply(caller, self.replies[key])
             return
         director = self.director
@@ -624,9 +631,17 @@ class Coordinator:
             LedgerInsufficientFunds,
             UnknownPlayer,
         ) as error:
-            self._remember(key, self._refuse(caller, error, message.request_id))
+            # a command the tournament's status does not allow (pause before the start...) is
+            # not_available; registration_closed is for registering only
+            code = (
+                ErrorCode.NOT_AVAILABLE
+                if isinstance(error, d.WrongStatus) and not isinstance(message, OpPlayerRegister)
+                else None
+            )
+            self._remember(key, self._refuse(caller, error, message.request_id, code))
             return
-        self._remember(key, reply)
+        if not reading:
+            self._remember(key, reply)
         self._reply(caller, reply)
         if did:
             self._op_event(
@@ -722,7 +737,9 @@ class Coordinator:
         balance = await self.store.ledger.balance(player_account(player))
         transfers = preview(player, now, balance)
         await self._write(inputs.Intent(now=now, player=player, purchase=buy, transfers=tuple(transfers)))
-        await self.store.ledger_writer.post(transfers)  # raises InsufficientFunds if spent meanwhile
+        # InsufficientFunds if spent meanwhile; a failure that leaves it unknown whether the money
+        # moved (a timeout, a dropped connection) is retried under the same keys until it is known
+        await self._post(list(transfers))
         purchase: inputs.AnyInput
         if buy == "register":
             purchase = inputs.Register(now=now, player=player, balance=balance)
@@ -881,6 +898,7 @@ class Coordinator:
         to_players: list[tuple[str, ServerMessage]] = []
         events: list[ServerMessage] = []
         accounts: set[str] = set()
+        paid: dict[str, int] = {}  # cents to each player in these commands
         state_changed = lobby_changed = False
         touched: set[int] = set() if ended is None else {ended}
         for command in commands:
@@ -892,6 +910,10 @@ class Coordinator:
                 accounts.update(t.target for t in command.transfers)
                 lobby_changed = True
                 self._paid_events(command.transfers, now)
+                for transfer in command.transfers:
+                    if transfer.reason in _PAYOUTS and transfer.target.startswith("player:"):
+                        player = Account.parse(transfer.target).player_id
+                        paid[player] = paid.get(player, 0) + transfer.amount
             elif isinstance(command, d.DealHand):
                 deals.append(command)
             elif isinstance(command, d.TableOpened):
@@ -975,7 +997,18 @@ class Coordinator:
                 if table_id is not None:
                     unseat = self._unseated(table_id, kinds.UnseatReason.DISQUALIFIED)
                     to_players.append((command.player, unseat))
+                to_players.append((command.player, self._registration(kinds.RegistrationStatus.ELIMINATED)))
                 state_changed = lobby_changed = True
+                # the operators' stream reports every player who leaves, however they leave
+                self._op_event(
+                    OpKind.ELIMINATED,
+                    f"{command.player} was disqualified in place {command.place} "
+                    f"({command.chips_removed} chips out of play)",
+                    now,
+                    player=command.player,
+                    place=command.place,
+                    cents=0,
+                )
             elif isinstance(command, d.TournamentStarted):
                 await self._status(TournamentStatus.RUNNING)
                 self._status_event(kinds.TournamentStatus.RUNNING, now)
@@ -999,6 +1032,16 @@ class Coordinator:
             elif isinstance(command, d.TournamentCancelled):
                 await self._status(TournamentStatus.CANCELLED)
                 self._status_event(kinds.TournamentStatus.CANCELLED, now)
+                # a balance alone does not say what the settlement gave: each player is told
+                for player, cents in sorted(paid.items()):
+                    text = (
+                        f"{self.config.id} was cancelled and settled ({command.kind.value}): "
+                        f"{cents} cents to you"
+                    )
+                    notice = Notice(
+                        tournament_id=self.config.id, table_id=None, text=text, at_ms=milliseconds(now)
+                    )
+                    to_players.append((player, notice))
                 for table_id in list(self.actors):
                     closed.add(table_id)
                     touched.add(table_id)

@@ -7,13 +7,19 @@ decoded, checked and passed to the tournament coordinators and table actors over
 what they publish for it (its own table's events, its tournaments, its replies) is encoded and
 queued for it.
 
-Bounded memory: every session's send queue holds at most ``MAX_QUEUED_FRAMES``. A client that does
-not read loses the table events queued for it and gets a fresh snapshot of each table instead
-(a resync); one that still cannot keep up after ``MAX_RESYNCS`` of them is closed (``too_slow``).
-Frames over ``protocol.MAX_FRAME_BYTES`` are refused, over ``MAX_SIZE`` the connection is closed
-by ``websockets``; a connection sending more than ``RATE_PER_SECOND`` frames is answered
-``rate_limited``; ``MAX_REFUSED`` refused frames in a minute close it. One session per player: a
-second login takes over and the first is told ``taken_over``.
+Hostile or broken clients cost bounded memory and CPU, by the settings in ``Limits``: every
+session's send queue holds at most ``max_queued_frames``. A client that does not read loses the
+table events queued for it and gets a fresh snapshot of each table instead (a resync); one that
+still cannot keep up after ``max_resyncs`` of them, or whose TCP window stays shut for
+``send_timeout``, is closed (``too_slow``). Frames over ``protocol.MAX_FRAME_BYTES`` are refused,
+over ``max_size`` the connection is closed by ``websockets``; a connection sending more than
+``rate_per_second`` frames is answered ``rate_limited``; ``max_refused`` refused frames, or
+``max_errors`` errors of any kind, in ``error_window`` close it (``too_many_errors``). A
+connection must finish its HTTP upgrade within ``open_timeout`` and send ``hello`` within
+``hello_timeout``; one that stops answering the WebSocket pings is dropped after
+``heartbeat_seconds``. Past ``max_connections`` sessions an upgrade is answered HTTP 503, and past
+``max_opening`` more TCP connections a new one is dropped as it is accepted. One session per
+player: a second login takes over and the first is told ``taken_over``.
 
 ``GET /healthz`` and ``GET /metrics`` are answered on the same port, and ``GET /`` (with the other
 files of ``server/web/``) serves the browser client.
@@ -22,6 +28,7 @@ files of ``server/web/``) serves the browser client.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http
 import logging
 import secrets
@@ -121,17 +128,62 @@ from server.store.players import Operator, Player
 
 log = logging.getLogger("feltd.gateway")
 
-MAX_SIZE = 64 * 1024  # websockets closes the connection (1009) past this
-MAX_QUEUED_FRAMES = 512
-MAX_RESYNCS = 3  # in RESYNC_WINDOW seconds, then the client is too slow
-RESYNC_WINDOW = 60.0
-HELLO_TIMEOUT = 10.0
-HEARTBEAT_SECONDS = 20
-RATE_PER_SECOND = 20.0
-MAX_REFUSED = 10  # refused frames in REFUSED_WINDOW seconds close the connection
-REFUSED_WINDOW = 60.0
 MAX_TABLES_FOLLOWED = 16
-SEND_TIMEOUT = 30.0  # seconds a single frame may take to leave (then the client is too slow)
+HEARTBEAT_SECONDS = 20
+MAX_SIZE = 64 * 1024  # kept for importers: Limits().max_size
+RATE_PER_SECOND = 20.0  # kept for importers: Limits().rate_per_second
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What one connection, and all of them together, may cost the server (``feltd serve``
+    flags; docs/protocol.md section 17). Times are wall-clock seconds."""
+
+    max_size: int = MAX_SIZE  # websockets closes a connection sending a bigger frame (1009)
+    # Frames received and not yet read (only while a hello awaits the store): then websockets
+    # stops reading the socket. With max_size, a connection's worst case: 8 x 64 KiB.
+    max_unread_frames: int = 8
+    max_queued_frames: int = 512  # a session's send queue; then a resync, then ``too_slow``
+    max_resyncs: int = 3  # in ``resync_window`` seconds, then the client is too slow
+    resync_window: float = 60.0
+    send_timeout: float = 30.0  # seconds a single frame may take to leave (then ``too_slow``)
+    close_timeout: float = 5.0  # for the closing handshake, then the TCP connection is dropped
+    open_timeout: float = 10.0  # the HTTP upgrade must be over within it (half-open TCP)
+    hello_timeout: float = 10.0  # ``hello`` within it of the upgrade
+    rate_per_second: float = RATE_PER_SECOND  # frames a connection may send a second (bursts of 2x)
+    max_refused: int = 10  # refused frames in ``error_window`` seconds close the connection
+    max_errors: int = 100  # refused requests of any kind in ``error_window`` close it too
+    error_window: float = 60.0
+    max_connections: int = 10_000  # WebSocket sessions; past it an upgrade gets HTTP 503
+    max_opening: int = 1_000  # TCP connections still in their HTTP upgrade on top of the sessions
+
+    def check(self) -> None:
+        """``ValueError`` naming the first setting out of range."""
+        counts = (
+            "max_size",
+            "max_unread_frames",
+            "max_queued_frames",
+            "max_resyncs",
+            "max_refused",
+            "max_errors",
+        )
+        for name in (*counts, "max_connections", "max_opening"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        for name in (
+            "resync_window",
+            "send_timeout",
+            "close_timeout",
+            "open_timeout",
+            "hello_timeout",
+            "rate_per_second",
+            "error_window",
+        ):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
+
+
+GOODBYE_SECONDS = 1.0  # a session told goodbye is closed once it has left, or after this
 
 
 @dataclass(slots=True)
@@ -166,6 +218,7 @@ class Session:
         self.role: Role | None = None
         self.queue: deque[tuple[int | None, bytes | str]] = deque()  # (table id or None, frame)
         self.ready = asyncio.Event()
+        self.flushed = asyncio.Event()  # the writer has stopped: what it could send has left
         self.following: dict[int, _Following] = {}
         self.tournaments: dict[str, Subscription] = {}
         self.operator_streams: dict[str, Subscription] = {}  # channel -> subscription (op_subscribe)
@@ -176,10 +229,12 @@ class Session:
         self.close_code = 1000
         self.close_reason = ""
         self.resyncs: deque[float] = deque()
-        self.refused: deque[float] = deque()
-        self.tokens = 2 * gateway.rate_per_second  # a full burst to start with
+        self.refused: deque[float] = deque()  # when each refused frame came (error_window)
+        self.errors: deque[float] = deque()  # when each error was sent (error_window)
+        self.tokens = 2 * gateway.limits.rate_per_second  # a full burst to start with
         self.refilled = time.monotonic()
         self.closing = False
+        self.sending = False
 
     @property
     def caller(self) -> Caller:
@@ -189,11 +244,13 @@ class Session:
 
     def send(self, message: ServerMessage, table_id: int | None = None) -> None:
         self.enqueue(self.codec.encode(message), table_id)
+        if isinstance(message, Error):
+            self.gateway.counted_error(self, message)
 
     def enqueue(self, frame: bytes | str, table_id: int | None = None) -> None:
         if self.closing:
             return
-        if len(self.queue) >= MAX_QUEUED_FRAMES and not self._overflow():
+        if len(self.queue) >= self.gateway.limits.max_queued_frames and not self._overflow():
             return
         self.queue.append((table_id, frame))
         self.ready.set()
@@ -202,16 +259,19 @@ class Session:
         """The client does not read: drop the queued table events and resync each table with a
         snapshot (True), or close the connection when that keeps happening (False)."""
         metrics = self.gateway.metrics
+        limits = self.gateway.limits
         now = time.monotonic()
-        while self.resyncs and self.resyncs[0] < now - RESYNC_WINDOW:
+        while self.resyncs and self.resyncs[0] < now - limits.resync_window:
             self.resyncs.popleft()
-        if len(self.resyncs) >= MAX_RESYNCS:
+        kept = deque(item for item in self.queue if item[0] is None)
+        # replies it did not read fill the queue by themselves: a resync would not help
+        unread_replies = len(kept) + len(self.following) >= limits.max_queued_frames
+        if len(self.resyncs) >= limits.max_resyncs or unread_replies:
             metrics.slow_closes += 1
             self.close(GoodbyeReason.TOO_SLOW, "the connection did not read what it was sent")
             return False
         self.resyncs.append(now)
         metrics.resyncs += 1
-        kept = deque(item for item in self.queue if item[0] is None)
         metrics.send_queue_drops += len(self.queue) - len(kept)
         self.queue = kept
         for table_id, following in list(self.following.items()):
@@ -222,19 +282,32 @@ class Session:
     async def writer(self) -> None:
         websocket = self.websocket
         metrics = self.gateway.metrics
+        timeout = self.gateway.limits.send_timeout
         try:
             while True:
                 await self.ready.wait()
                 self.ready.clear()
                 while self.queue:
                     _, frame = self.queue.popleft()
-                    await asyncio.wait_for(websocket.send(frame), SEND_TIMEOUT)
+                    self.sending = True  # out of the queue, not yet on the wire
+                    await asyncio.wait_for(websocket.send(frame), timeout)
+                    self.sending = False
                     metrics.frames_out += 1
                     metrics.bytes_out += len(frame)
                 if self.closing:
                     return
-        except (ConnectionClosed, TimeoutError):
+        except ConnectionClosed:
             return
+        except TimeoutError:
+            # Its TCP window stayed shut: nothing more can leave, not even a goodbye or a close
+            # frame, so the connection is dropped and what was queued for it freed.
+            metrics.slow_closes += 1
+            self.closing = True
+            self.queue.clear()
+            self.close_code, self.close_reason = GoodbyeReason.TOO_SLOW.close_code, "too_slow"
+            websocket.transport.abort()
+        finally:
+            self.flushed.set()
 
     def close(self, reason: GoodbyeReason, text: str) -> None:
         """Say goodbye and close (after what is queued)."""
@@ -290,10 +363,10 @@ class Gateway:
         *,
         tournaments: Callable[[], list[str]],
         heartbeat_seconds: int = HEARTBEAT_SECONDS,
-        rate_per_second: float = RATE_PER_SECOND,
+        limits: Limits | None = None,
     ) -> None:
         """``tournaments()`` lists the tournaments whose coordinators run (for a player's hello);
-        ``rate_per_second``: frames a connection may send a second (bursts of twice as many)."""
+        ``limits``: what connections may cost (``Limits()``, the defaults, without it)."""
         self.store = store
         self.bus = bus
         self.clock = clock
@@ -308,20 +381,39 @@ class Gateway:
         self._lobby_subscription = bus.subscribe(LOBBY, self._lobby_update)
         self.server: Server | None = None
         self._closers: set[asyncio.Task[None]] = set()
-        self.rate_per_second = rate_per_second
+        self.limits = limits if limits is not None else Limits()
+        self.limits.check()
         self.static = StaticFiles()
 
     # -- serving ----------------------------------------------------------------------------------
 
     async def start(self, host: str, port: int) -> Server:
+        gateway = self
+
+        class Counted(ServerConnection):
+            """Past ``max_connections + max_opening`` TCP connections (sessions and upgrades
+            under way), a new one is dropped as it is accepted: a flood of connections that
+            never send a request costs no more than that many."""
+
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                super().connection_made(transport)
+                limits = gateway.limits
+                over = len(self.server.handler_tasks) > limits.max_connections + limits.max_opening
+                if over and isinstance(transport, asyncio.WriteTransport):
+                    gateway.metrics.connections_refused += 1
+                    transport.abort()
+
         self.server = await serve(
             self._handler,
             host,
             port,
             subprotocols=list(SUBPROTOCOLS),  # type: ignore[arg-type]
             compression=None,
-            max_size=MAX_SIZE,
-            max_queue=32,
+            max_size=self.limits.max_size,
+            open_timeout=self.limits.open_timeout,
+            close_timeout=self.limits.close_timeout,
+            create_connection=Counted,
+            max_queue=self.limits.max_unread_frames,
             ping_interval=self.heartbeat_seconds,
             ping_timeout=self.heartbeat_seconds,
             process_request=self._http,
@@ -352,6 +444,13 @@ class Gateway:
             return connection.respond(
                 http.HTTPStatus.NOT_FOUND, "feltd: WebSocket at /, or GET /healthz, /metrics\n"
             )
+        if len(self.sessions) >= self.limits.max_connections:
+            self.metrics.connections_refused += 1
+            response = connection.respond(
+                http.HTTPStatus.SERVICE_UNAVAILABLE, "feltd: too many connections; try again later\n"
+            )
+            response.headers["Retry-After"] = "5"
+            return response
         return None
 
     async def _handler(self, websocket: ServerConnection) -> None:
@@ -370,18 +469,23 @@ class Gateway:
         finally:
             session.closing = True
             session.ready.set()
+            # What it still sends is read and dropped: unread, it would stop websockets reading
+            # the socket, and the client's close frame behind it, until close_timeout.
+            drain = asyncio.create_task(_discard(websocket), name=f"drain {session.id}")
             await asyncio.wait({writer}, timeout=2.0)
             writer.cancel()
             # with the code its goodbye named (returning from the handler would close with 1000)
             await session.websocket.close(session.close_code, session.close_reason)
+            drain.cancel()
             self._forget(session)
             self.metrics.connections -= 1
 
     async def _serve(self, session: Session) -> None:
         websocket = session.websocket
         session.subscriptions.append(self.bus.subscribe(session_channel(session.id), session.deliver))
+        hello_timeout = self.limits.hello_timeout
         try:
-            async with asyncio.timeout(HELLO_TIMEOUT):
+            async with asyncio.timeout(hello_timeout):
                 while session.role is None:
                     frame = await websocket.recv()
                     hello = self._frame(session, frame, time.perf_counter())
@@ -390,7 +494,7 @@ class Gateway:
                     if session.closing:
                         return
         except TimeoutError:
-            session.close(GoodbyeReason.HELLO_TIMEOUT, f"send hello within {HELLO_TIMEOUT:g} s")
+            session.close(GoodbyeReason.HELLO_TIMEOUT, f"send hello within {hello_timeout:g} s")
             return
         async for frame in websocket:
             self._frame(session, frame, time.perf_counter())
@@ -404,10 +508,10 @@ class Gateway:
             return
 
         async def close_after_goodbye() -> None:
-            for _ in range(100):
-                if not session.queue:
-                    break
-                await asyncio.sleep(0.01)
+            # once the writer has sent the goodbye, not when it has taken it from the queue: a
+            # close while that frame is still being sent would lose it
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(session.flushed.wait(), GOODBYE_SECONDS)
             await session.websocket.close(session.close_code, session.close_reason)
 
         task = asyncio.get_running_loop().create_task(close_after_goodbye())
@@ -435,7 +539,7 @@ class Gateway:
         """Read one frame; a ``hello`` before the login is returned for the caller to await."""
         self.metrics.frames_in += 1
         if not self._rate_ok(session):
-            limit = f"at most {self.rate_per_second:g} a second"
+            limit = f"at most {self.limits.rate_per_second:g} a second"
             self._refuse(session, ErrorCode.RATE_LIMITED, f"too many messages: {limit}", None)
             return None
         try:
@@ -470,7 +574,7 @@ class Gateway:
 
     def _rate_ok(self, session: Session) -> bool:
         now = time.monotonic()
-        rate = self.rate_per_second
+        rate = self.limits.rate_per_second
         session.tokens = min(2 * rate, session.tokens + (now - session.refilled) * rate)
         session.refilled = now
         if session.tokens < 1:
@@ -480,16 +584,37 @@ class Gateway:
 
     def _refuse(self, session: Session, code: ErrorCode, text: str, request_id: str | None) -> None:
         self.metrics.protocol_errors += 1
-        now = time.monotonic()
-        session.refused.append(now)
-        while session.refused and session.refused[0] < now - REFUSED_WINDOW:
-            session.refused.popleft()
+        limits = self.limits
         fatal = session.role is None and code is not ErrorCode.RATE_LIMITED
         session.send(Error(code=code, message=text, request_id=request_id, fatal=fatal))
         if fatal:
             session.close(GoodbyeReason.FATAL_ERROR, text)
-        elif len(session.refused) >= MAX_REFUSED:
-            session.close(GoodbyeReason.TOO_MANY_ERRORS, f"{MAX_REFUSED} refused frames in a minute")
+            return
+        if code not in _REFUSED_FRAMES:
+            return  # counted by send() with every other error
+        now = time.monotonic()
+        session.refused.append(now)
+        while session.refused and session.refused[0] < now - limits.error_window:
+            session.refused.popleft()
+        if len(session.refused) >= limits.max_refused:
+            self.metrics.error_closes += 1
+            window = f"{limits.error_window:g} s"
+            session.close(GoodbyeReason.TOO_MANY_ERRORS, f"{limits.max_refused} refused frames in {window}")
+
+    def counted_error(self, session: Session, error: Error) -> None:
+        """Every error a session is sent counts (the server's own failures aside): past
+        ``max_errors`` in ``error_window`` the client is at fault and is closed."""
+        if error.code in (ErrorCode.SERVER_BUSY, ErrorCode.INTERNAL) or session.closing:
+            return
+        limits = self.limits
+        now = time.monotonic()
+        session.errors.append(now)
+        while session.errors and session.errors[0] < now - limits.error_window:
+            session.errors.popleft()
+        if len(session.errors) >= limits.max_errors:
+            self.metrics.error_closes += 1
+            window = f"{limits.error_window:g} s"
+            session.close(GoodbyeReason.TOO_MANY_ERRORS, f"{limits.max_errors} errors in {window}")
 
     def _message(self, session: Session, message: ClientMessage, received_at: float) -> None:
         if isinstance(message, Ping):
@@ -821,6 +946,19 @@ class Gateway:
             session.enqueue(frame)
 
 
+# the frames docs/protocol.md calls refused: unread, or read and pointless
+_REFUSED_FRAMES = frozenset(
+    (
+        ErrorCode.BAD_FRAME,
+        ErrorCode.UNKNOWN_TYPE,
+        ErrorCode.INVALID_FIELD,
+        ErrorCode.TOO_LARGE,
+        ErrorCode.WRONG_FRAME_KIND,
+        ErrorCode.RATE_LIMITED,
+        ErrorCode.ALREADY_AUTHENTICATED,
+    )
+)
+
 # requests a tournament's coordinator answers (players'), and operators' schedule changes
 _TOURNAMENT_REQUESTS = (
     Register,
@@ -836,6 +974,12 @@ _TOURNAMENT_REQUESTS = (
     DealAbandon,
 )
 _SCHEDULING = (OpTournamentCreate, OpTournamentEdit, OpTournamentDelete, OpTournamentList)
+
+
+async def _discard(websocket: ServerConnection) -> None:
+    with contextlib.suppress(ConnectionClosed):
+        async for _ in websocket:
+            pass
 
 
 def _request_id(message: ClientMessage) -> str | None:

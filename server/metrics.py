@@ -34,6 +34,8 @@ class Metrics:
     started: float = field(default_factory=time.monotonic)
     connections: int = 0
     connections_total: int = 0
+    connections_refused: int = 0  # past max_connections (HTTP 503) or max_opening (dropped)
+    error_closes: int = 0  # closed for too many refused frames or errors
     frames_in: int = 0
     frames_out: int = 0
     bytes_out: int = 0
@@ -55,6 +57,11 @@ class Metrics:
             f"feltd_connections {self.connections}",
             "# TYPE feltd_connections_total counter",
             f"feltd_connections_total {self.connections_total}",
+            "# HELP feltd_connections_refused_total Connections refused past the connection limits.",
+            "# TYPE feltd_connections_refused_total counter",
+            f"feltd_connections_refused_total {self.connections_refused}",
+            "# TYPE feltd_error_closes_total counter",
+            f"feltd_error_closes_total {self.error_closes}",
             "# TYPE feltd_frames_in_total counter",
             f"feltd_frames_in_total {self.frames_in}",
             "# TYPE feltd_frames_out_total counter",

@@ -5,7 +5,7 @@ coordinator runs any more, answered by the server (one task, reading the ``opera
   recorded, and the tournament loaded at once (no waiting for the store to be polled).
 - ``op_tournament_edit`` with a new definition: only while nobody has entered; the coordinator
   is stopped, its journal dropped, the definition replaced and the tournament loaded again. A new
-  start time alone goes to the running coordinator (the gateway sends it there).
+  start time alone goes on to the tournament's coordinator, whose director moves the start.
 - ``op_tournament_delete``: only while nobody has entered; the tournament is marked cancelled
   (the store keeps every tournament it ever had) and leaves the lobby.
 - ``op_tournament_list``: every tournament in the store, running ones as their director has them.
@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import random
+from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -56,6 +57,7 @@ from server.messages import (
     ToSession,
     operators_channel,
     session_channel,
+    tournament_inbox,
 )
 from server.recovery import load_director
 from server.store.errors import StoreError, TournamentError, UnknownTournament
@@ -67,6 +69,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("feltd.operations")
 
 DEFAULT_START_SECONDS = 300.0  # a tournament created without a start time starts in five minutes
+# a start this little in the past means now: the operator's "now" has aged on its way here
+START_GRACE_SECONDS = 60.0
+REPLIES_KEPT = 10_000  # answers remembered for requests sent again
 
 
 class Refused(Exception):
@@ -83,6 +88,9 @@ class OperationsDesk:
     def __init__(self, server: FeltServer) -> None:
         self.server = server
         self.inbox = server.bus.open_inbox(OPERATIONS, 10_000)
+        # docs/protocol.md section 20: a change sent again under its request_id gets the first
+        # answer and is not made twice (a client that lost the answer to a create may resend it)
+        self.replies: OrderedDict[tuple[str, str], ServerMessage] = OrderedDict()
 
     async def run(self) -> None:
         try:
@@ -97,6 +105,21 @@ class OperationsDesk:
         message = request.message
         caller = request.caller
         request_id = getattr(message, "request_id", None)
+        if (
+            isinstance(message, OpTournamentEdit)
+            and message.toml is None
+            and caller.operator is not None
+            and self.server.bus.has_inbox(tournament_inbox(message.tournament_id))
+        ):
+            # a new start alone is the running director's to make (the store is told by it):
+            # changed here, the store would have it and the tournament would still start on time
+            self.server.bus.send(tournament_inbox(message.tournament_id), request)
+            return
+        key = (caller.operator or "", str(request_id))
+        changes = isinstance(message, OpTournamentCreate | OpTournamentEdit | OpTournamentDelete)
+        if changes and caller.operator is not None and key in self.replies:
+            self.server.bus.publish(session_channel(caller.session_id), ToSession(self.replies[key]))
+            return
         try:
             if caller.operator is None:
                 raise Refused(ErrorCode.FORBIDDEN, "only an operator's connection may do that")
@@ -110,6 +133,15 @@ class OperationsDesk:
         except StoreError as error:
             log.error("operator request %s failed: %s", type(message).__name__, error)
             reply = Error(code=ErrorCode.SERVER_BUSY, message=str(error), request_id=request_id, fatal=False)
+        # readings are answered afresh; the store not answering is passing (then a resend may work)
+        if (
+            changes
+            and caller.operator is not None
+            and not (isinstance(reply, Error) and reply.code is ErrorCode.SERVER_BUSY)
+        ):
+            self.replies[key] = reply
+            while len(self.replies) > REPLIES_KEPT:
+                self.replies.popitem(last=False)
         self.server.bus.publish(session_channel(caller.session_id), ToSession(reply))
 
     async def _handle(self, message: object, operator: str) -> ServerMessage:
@@ -124,8 +156,9 @@ class OperationsDesk:
             config = parse_config(message.toml)  # ConfigError: invalid_field, naming the field
             now = server.clock.now()
             start = message.start_ms / 1000 if message.start_ms is not None else now + DEFAULT_START_SECONDS
-            if start < now:
+            if start < now - START_GRACE_SECONDS:
                 raise Refused(ErrorCode.INVALID_FIELD, "start_ms is in the past")
+            start = max(start, now)
             await store.tournaments.create_from_toml(message.toml, starts_at=_moment(start))
             await server.load()
             self._event(config.id, OperatorEventKind.COMMAND, operator, message, f"created {config.id}")

@@ -151,6 +151,9 @@ class TableActor:
         self.metrics = metrics
         self.shown: Hand | None = None  # the hand just over, for snapshots until the seats arrive
         self.stakes: Level | None = None  # the current level (the coordinator's), for snapshots between hands
+        # follows that came before the table's seats (the table opens before the coordinator has
+        # sent them): answered once they come
+        self.early: list[Follow] = []
 
     # -- the loop ---------------------------------------------------------------------------------
 
@@ -223,6 +226,9 @@ class TableActor:
         if update.closed:
             self.closed = True
             self._publish(views.public(TableClosed()), now)
+        early, self.early = self.early, []
+        for follow in early:
+            self._follow(follow, now)
 
     def _deal(self, deal: Deal, now: float) -> None:
         command = deal.command
@@ -487,6 +493,13 @@ class TableActor:
 
     def _seat_view(self, seat: int, change: SeatChange, *, away: bool) -> views.Views[TableEventBody]:
         seated = None if self.table is None else self.table.player_at(seat)
+        # the table's seats are as the hand began until the coordinator sends the new ones: during
+        # a hand and after it, the seat's stack is the hand's
+        hand = self.hand if self.hand is not None else self.shown
+        if seated is not None and hand is not None:
+            dealt = any(entry.seat == seat and entry.player == seated.player for entry in hand.setup.seats)
+            if dealt:
+                seated = replace(seated, stack=hand.stacks[seat])
         return views.seat_changed(seat, change, seated, away=away)
 
     def _tell_coordinator(self, message: object) -> None:
@@ -549,6 +562,9 @@ class TableActor:
     # -- followers ---------------------------------------------------------------------------------
 
     def _follow(self, follow: Follow, now: float) -> None:
+        if self.table is None and self.hand is None:
+            self.early.append(follow)
+            return
         if follow.seat is not None:
             audience = views.Audience.seat(follow.seat)
         elif follow.operator:

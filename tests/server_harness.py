@@ -88,15 +88,17 @@ async def running_server(
     seed: int = 7,
     hand_gap: float = 1.0,
     journal: bool = True,
+    clock_start: float | None = None,
     **options: object,
 ) -> AsyncIterator[Harness]:
-    """A server on 127.0.0.1 (a free port) over a new database, its clock ``speed`` times fast."""
+    """A server on 127.0.0.1 (a free port) over a new database, its clock ``speed`` times fast
+    (reading ``clock_start`` when it starts, when given: a test can start at a chosen minute)."""
     database_url = await create_database(postgres_server_url, f"feltd_test_server_{uuid.uuid4().hex[:8]}")
     try:
         async with open_store(database_url, max_size=8) as store:
             server = FeltServer(
                 store,
-                clock=ScaledClock(speed),
+                clock=ScaledClock(speed, clock_start),
                 poll_seconds=3600,
                 director_rng=lambda _: random.Random(seed),
                 table_rng=lambda table_id: random.Random(seed * 1_000_003 + table_id),

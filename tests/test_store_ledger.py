@@ -277,16 +277,29 @@ def test_bad_batches_are_refused_before_the_database() -> None:
 
 
 async def _raw(store: Store, sql: str, *args: object) -> None:
-    async with store.pool.acquire() as conn, conn.transaction():
-        await conn.execute(sql, *args)
+    """As the database's owner: the server's own role may not write a ledger table at all."""
+    conn = await asyncpg.connect(store.url)
+    try:
+        async with conn.transaction():
+            await conn.execute(sql, *args)
+    finally:
+        await conn.close()
+
+
+# An entry's running balance as the owner writing by hand would give it (the trigger checks it).
+def _after(account: str, amount: int) -> str:
+    return f"(SELECT coalesce(max(balance), 0) FROM accounts WHERE name = '{account}') + ({amount})"
 
 
 async def test_database_refuses_a_transaction_that_does_not_sum_to_zero(store: Store) -> None:
     await store.ledger.post([deposit("raw", 1_000)])
     sql = """WITH t AS (INSERT INTO ledger_transactions (idempotency_key, reason)
                         VALUES ('raw:unbalanced', 'deposit') RETURNING id)
-             INSERT INTO ledger_entries (transaction_id, account, amount)
-             SELECT id, 'cashier', -100 FROM t UNION ALL SELECT id, 'player:raw', 99 FROM t"""
+             INSERT INTO ledger_entries (transaction_id, account, amount, balance_after, hash)
+             SELECT id, 'cashier', -100, {}, '\\x00'::bytea FROM t
+             UNION ALL SELECT id, 'player:raw', 99, {}, '\\x00'::bytea FROM t""".format(
+        _after("cashier", -100), _after("player:raw", 99)
+    )
     with pytest.raises(asyncpg.exceptions.CheckViolationError, match="unbalanced"):
         await _raw(store, sql)
     # A lone transaction without entries is unbalanced too.
@@ -297,7 +310,9 @@ async def test_database_refuses_a_transaction_that_does_not_sum_to_zero(store: S
     # So is an extra entry slipped into an old, balanced transaction.
     with pytest.raises(asyncpg.exceptions.CheckViolationError, match="unbalanced"):
         await _raw(
-            store, "INSERT INTO ledger_entries (transaction_id, account, amount) VALUES (1, 'cashier', 5)"
+            store,
+            "INSERT INTO ledger_entries (transaction_id, account, amount, balance_after, hash) "
+            f"VALUES (1, 'cashier', 5, {_after('cashier', 5)}, '\\x00'::bytea)",
         )
     assert (await store.ledger.check()).ok
     assert await store.ledger.balance(player_account("raw")) == 1_000
@@ -310,15 +325,16 @@ async def test_database_checks_the_zero_sum_after_every_insert_of_entries(store:
     await store.ledger.post([deposit("late", 1_000, "late:d")])
     sql = """WITH t AS (INSERT INTO ledger_transactions (idempotency_key, reason)
                         VALUES ('late:split', 'deposit') RETURNING id)
-             INSERT INTO ledger_entries (transaction_id, account, amount) SELECT id, 'cashier', -5 FROM t"""
+             INSERT INTO ledger_entries (transaction_id, account, amount, balance_after, hash)
+             SELECT id, 'cashier', -5, {}, '\\x00'::bytea FROM t""".format(_after("cashier", -5))
     with pytest.raises(asyncpg.exceptions.CheckViolationError, match="unbalanced: 1 entries summing to -5"):
-        async with store.pool.acquire() as conn, conn.transaction():
-            await conn.execute(sql)
-            await conn.execute(
-                "INSERT INTO ledger_entries (transaction_id, account, amount) "
-                "SELECT id, 'player:late', 5 FROM ledger_transactions "
-                "WHERE idempotency_key = 'late:split'"
-            )
+        await _raw(
+            store,
+            sql + ";\n INSERT INTO ledger_entries (transaction_id, account, amount, balance_after, hash) "
+            f"SELECT id, 'player:late', 5, {_after('player:late', 5)}, '\\x00'::bytea "
+            "FROM ledger_transactions "
+            "WHERE idempotency_key = 'late:split'",
+        )
     assert await store.ledger.balance(player_account("late")) == 1_000
     assert (await store.ledger.check()).ok
 
@@ -337,8 +353,11 @@ async def test_database_refuses_a_negative_player_balance(store: Store) -> None:
     await store.ledger.post([deposit("neg", 100)])
     sql = """WITH t AS (INSERT INTO ledger_transactions (idempotency_key, reason)
                         VALUES ('raw:overdraw', 'buy-in') RETURNING id)
-             INSERT INTO ledger_entries (transaction_id, account, amount)
-             SELECT id, 'player:neg', -101 FROM t UNION ALL SELECT id, 'pool:neg', 101 FROM t"""
+             INSERT INTO ledger_entries (transaction_id, account, amount, balance_after, hash)
+             SELECT id, 'player:neg', -101, {}, '\\x00'::bytea FROM t
+             UNION ALL SELECT id, 'pool:neg', 101, {}, '\\x00'::bytea FROM t""".format(
+        _after("player:neg", -101), _after("pool:neg", 101)
+    )
     await _raw(store, "INSERT INTO accounts (name, kind) VALUES ('pool:neg', 'pool')")
     with pytest.raises(asyncpg.exceptions.CheckViolationError, match="accounts_balance_not_negative"):
         await _raw(store, sql)

@@ -24,7 +24,7 @@ from engine.tournament.transfers import (
 )
 from server.store.connection import Store, open_store
 from server.store.databases import create_database, drop_database
-from server.store.errors import DuplicateKey, IdempotencyConflict, InsufficientFunds
+from server.store.errors import DuplicateKey, IdempotencyConflict, InsufficientFunds, LedgerFailure
 from server.store.ledger import Ledger, PostResult, first_shortfall
 from server.store.ledger_writer import LedgerWriter
 
@@ -207,12 +207,14 @@ async def test_a_database_failure_reaches_every_caller(postgres_server_url: str)
     try:
         async with open_store(url, max_size=2) as opened:
             pool = opened.pool
-        # The pool is closed now: every caller of the combined batch hears about it.
+        # The pool is closed now: every caller of the combined batch hears about it, as the
+        # store's typed error (whether it committed is unknown) with asyncpg's as its cause.
         writer = LedgerWriter(Ledger(pool))
         results = await asyncio.gather(
             *(writer.post([deposit(f"down{i}", 1)]) for i in range(5)), return_exceptions=True
         )
-        assert all(isinstance(r, asyncpg.exceptions.InterfaceError) for r in results), results
+        assert all(isinstance(r, LedgerFailure) for r in results), results
+        assert all(isinstance(r.__cause__, asyncpg.exceptions.InterfaceError) for r in results), results
     finally:
         await drop_database(postgres_server_url, url)
 

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
+import asyncpg
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -206,3 +207,34 @@ def test_a_snapshot_whose_state_disagrees_with_its_seats_is_refused() -> None:
         TableSnapshot("t", 3, 1, 1, 1, (SeatSnapshot(1, "a", 11, 0),), NOW, table.snapshot())
     with pytest.raises(SnapshotError, match="table 4's"):
         TableSnapshot("t", 3, 1, 1, 1, (SeatSnapshot(1, "a", 10, 0),), NOW, Table(table_id=4).snapshot())
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "seats = '[[1, \"x\"]]'::jsonb",  # seats that do not describe seats
+        'format = 2, state = \'{"not": "a table"}\'::jsonb',  # a state that does not decode
+    ],
+)
+async def test_a_damaged_latest_snapshot_falls_back_to_the_batch_before_with_a_warning(
+    store: Store, damage: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    tid = f"dmg{abs(hash(damage)) % 10_000}"
+    first = await store.snapshots.save(
+        [table(tid, 1, 1, {"d1": 1000, "d2": 1000}), table(tid, 2, 1, {"d3": 500})]
+    )
+    second = await store.snapshots.save([table(tid, 1, 2, {"d1": 1800, "d2": 200})])
+    owner = await asyncpg.connect(store.url)
+    try:
+        await owner.execute(f"UPDATE table_snapshots SET {damage} WHERE id = $1", second.snapshot_ids[0])
+    finally:
+        await owner.close()
+    with caplog.at_level("WARNING", logger="server.store.snapshots"):
+        state = await store.snapshots.load_latest_state(tid)
+    assert state is not None and state.batch_id == first.batch_id, state
+    assert {t.table_id: t.hand_number for t in state.tables} == {1: 1, 2: 1}
+    assert any(
+        f"table snapshot {second.snapshot_ids[0]} (batch {second.batch_id}) cannot be loaded"
+        in r.getMessage()
+        for r in caplog.records
+    ), [r.getMessage() for r in caplog.records]

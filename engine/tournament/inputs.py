@@ -241,15 +241,30 @@ def apply(director: Director, value: AnyInput) -> list[Command]:
 
 def unmatched_intents(values: Iterable[AnyInput]) -> list[Intent]:
     """The intents no input of their purchase, by the same player, followed: money that may have
-    moved for a purchase the director never recorded (a crash in between)."""
+    moved for a purchase the director never recorded (a crash in between).
+
+    A purchase closes the player's newest open intent of its kind (the coordinator writes the
+    intent, posts, then records the purchase, so the two are adjacent in its life), and a
+    ``PurchaseUndone`` closes the intent whose keys it names: an intent refunded at one restart
+    is not refunded again at the next, and a later purchase of the same kind is not mistaken
+    for the refunded one."""
     open_intents: list[Intent] = []
     for value in values:
         if isinstance(value, Intent):
             open_intents.append(value)
         elif isinstance(value, Register | Rebuy | AddOn):
             kind = {Register: "register", Rebuy: "rebuy", AddOn: "add_on"}[type(value)]
-            for index, intent in enumerate(open_intents):
+            for index in range(len(open_intents) - 1, -1, -1):
+                intent = open_intents[index]
                 if intent.player == value.player and intent.purchase == kind:
                     del open_intents[index]
                     break
+        elif isinstance(value, PurchaseUndone):
+            keys = set(value.keys)
+            open_intents = [
+                intent
+                for intent in open_intents
+                if intent.player != value.player
+                or not keys.intersection(t.idempotency_key for t in intent.transfers)
+            ]
     return open_intents

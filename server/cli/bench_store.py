@@ -50,6 +50,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--rounds", type=positive, default=20, metavar="N", help="snapshot batches")
     parser.add_argument(
+        "--ratio-rounds",
+        type=positive,
+        default=None,
+        metavar="N",
+        help="instead of the figures above: N alternating rounds of single posts (Ledger.post, no "
+        "writer) against a plain asyncpg transaction per transfer (BEGIN; SELECT the source's balance "
+        "FOR UPDATE, refusing an overdraft; INSERT the transaction; INSERT its two entries; UPDATE "
+        "the two balances; COMMIT, on plain tables), from "
+        "--ratio-tasks tasks each; prints each round and the median ratio",
+    )
+    parser.add_argument(
+        "--ratio-tasks", type=positive, default=50, metavar="N", help="concurrent tasks for --ratio-rounds"
+    )
+    parser.add_argument(
         "--in-place",
         action="store_true",
         help="write into the configured database itself instead of a temporary database "

@@ -22,6 +22,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("bench engine", "server.cli.bench_engine"),
     ("bench store", "server.cli.bench_store"),
     ("admin player", "server.cli.admin_player"),
+    ("admin operator", "server.cli.admin_operator"),
     ("admin ledger", "server.cli.admin_ledger"),
     ("admin tournament", "server.cli.admin_tournament"),
 )
@@ -31,7 +32,7 @@ GROUP_HELP = {
     "phh": "Hand histories in the open Poker Hand History format.",
     "history": "Stored hand histories as files other tools read (PokerStars text, PHH).",
     "bench": "Benchmarks that print figures.",
-    "admin": "Operator commands: players, ledger, tournaments.",
+    "admin": "Operator commands: players, operators, ledger, tournaments.",
 }
 
 

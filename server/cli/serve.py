@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from server.cli.arguments import positive
+
+if TYPE_CHECKING:
+    from server.gateway import Limits
 
 HELP = "Run the server: the WebSocket game protocol, GET /healthz and /metrics, on one port."
 
@@ -46,6 +50,75 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="save each tournament's director after every N journal entries (a restart replays "
         "at most about N inputs)",
     )
+    limits = parser.add_argument_group(
+        "client limits", "what connections may cost the server (docs/protocol.md section 17)"
+    )
+    limits.add_argument(
+        "--max-connections",
+        type=positive,
+        default=10_000,
+        metavar="N",
+        help="WebSocket sessions at once; past it an upgrade is answered HTTP 503",
+    )
+    limits.add_argument(
+        "--max-opening",
+        type=positive,
+        default=1_000,
+        metavar="N",
+        help="TCP connections still in their HTTP upgrade on top of the sessions; past it a new "
+        "connection is dropped as it is accepted",
+    )
+    limits.add_argument(
+        "--open-timeout", type=float, default=10.0, metavar="S", help="seconds to finish the HTTP upgrade"
+    )
+    limits.add_argument(
+        "--hello-timeout", type=float, default=10.0, metavar="S", help="seconds to send hello after it"
+    )
+    limits.add_argument(
+        "--heartbeat",
+        type=positive,
+        default=20,
+        metavar="S",
+        help="a WebSocket ping every S seconds; no pong within S seconds drops the connection",
+    )
+    limits.add_argument(
+        "--rate",
+        type=float,
+        default=20.0,
+        metavar="N",
+        help="frames a connection may send per second of the tournament clock (bursts of 2N)",
+    )
+    limits.add_argument(
+        "--max-refused",
+        type=positive,
+        default=10,
+        metavar="N",
+        help="refused frames (unreadable, unknown, rate-limited ...) in --error-window close the connection",
+    )
+    limits.add_argument(
+        "--max-errors",
+        type=positive,
+        default=100,
+        metavar="N",
+        help="errors of any kind in --error-window close the connection",
+    )
+    limits.add_argument(
+        "--error-window", type=float, default=60.0, metavar="S", help="seconds the two counts above cover"
+    )
+    limits.add_argument(
+        "--send-queue",
+        type=positive,
+        default=512,
+        metavar="N",
+        help="frames queued for a client that does not read before it is resynced (then closed)",
+    )
+    limits.add_argument(
+        "--send-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds one frame may take to leave before the connection is dropped as too slow",
+    )
     add_store_arguments(parser)
 
 
@@ -58,7 +131,28 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--speed must be > 0, got {args.speed}")
     if not args.resume_limit > 0:
         raise CommandError(f"--resume-limit must be > 0 minutes, got {args.resume_limit}")
+    try:
+        limits(args).check()
+    except ValueError as error:
+        raise CommandError(f"client limits: {error}") from None
     return asyncio.run(_run(args))
+
+
+def limits(args: argparse.Namespace) -> Limits:
+    from server.gateway import Limits
+
+    return Limits(
+        max_connections=args.max_connections,
+        max_opening=args.max_opening,
+        open_timeout=args.open_timeout,
+        hello_timeout=args.hello_timeout,
+        rate_per_second=args.rate,
+        max_refused=args.max_refused,
+        max_errors=args.max_errors,
+        error_window=args.error_window,
+        max_queued_frames=args.send_queue,
+        send_timeout=args.send_timeout,
+    )
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -78,7 +172,12 @@ async def _run(args: argparse.Namespace) -> int:
             else ScaledClock(args.speed, anchor=args.clock_anchor)
         )
         server = FeltServer(
-            store, clock=clock, resume_limit=args.resume_limit * 60, snapshot_every=args.snapshot_every
+            store,
+            clock=clock,
+            resume_limit=args.resume_limit * 60,
+            snapshot_every=args.snapshot_every,
+            heartbeat_seconds=args.heartbeat,
+            limits=limits(args),
         )
         await server.start(args.host, args.port)
         print(

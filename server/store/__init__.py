@@ -14,6 +14,8 @@ the migrations and yields a ``Store`` whose parts share one pool:
 - ``store.snapshots``    (``snapshots.py``)   ``TableSnapshot`` batches, ``load_latest_state``.
 - ``store.histories``    (``histories.py``)   hand histories by id, player, tournament; exports.
 
-``migrations.py`` applies ``migrations/NNNN_*.sql``; ``errors.py`` holds the typed errors. This
+``migrations.py`` applies ``migrations/NNNN_*.sql`` (checksummed, in order); ``roles.py`` gives the
+server's restricted role (the pool's login) its rights; ``errors.py`` holds the typed errors, all
+``StoreException``. This
 package's ``__init__`` imports nothing, so importing ``server.store.embedded`` stays cheap.
 """

@@ -14,6 +14,8 @@ from collections.abc import Awaitable, Sequence
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
+import asyncpg
+
 from engine.tournament.transfers import (
     CASHIER,
     HOUSE,
@@ -39,7 +41,7 @@ async def run_store_bench(args: argparse.Namespace) -> int:
         return 0
     if url is None:
         # The embedded server: open it once to learn its URL, and make the scratch database there.
-        async with open_store(None, args.data_dir, migrate=False) as embedded:
+        async with open_store(None, args.data_dir, migrate=False, restricted=False) as embedded:
             return await _bench_in_scratch(embedded.url, args)
     return await _bench_in_scratch(url, args)
 
@@ -56,9 +58,114 @@ async def _bench_in_scratch(server_url: str, args: argparse.Namespace) -> int:
     return 0
 
 
+async def _ratio(store: Store, args: argparse.Namespace) -> None:
+    """Single posts (``Ledger.post``, one ``ledger_post`` call each) against the plain way to
+    write a double entry with asyncpg (read and lock the source's balance, refuse an overdraft,
+    insert the transaction and its two entries, move both balances), from the same number of
+    tasks on pools of the same size.
+    Rounds alternate which goes first; the median of the per-round ratios is printed."""
+    import statistics
+
+    run = uuid.uuid4().hex[:8]
+    tasks = args.ratio_tasks
+    per_task = max(1, args.transfers // tasks)
+    owners = [f"r{run}-{i}" for i in range(2 * tasks)]
+    await store.ledger.post(
+        [
+            Transfer(CASHIER, player_account(p), 10**12, f"bench:{run}:fund:{p}", Reason.DEPOSIT)
+            for p in owners
+        ]
+    )
+    plain = await asyncpg.create_pool(store.url, min_size=1, max_size=args.connections + 1)
+    assert plain is not None
+    try:
+        async with plain.acquire() as conn:
+            await conn.execute(
+                """CREATE TABLE bench_plain_accounts (name text PRIMARY KEY, balance bigint NOT NULL);
+                   CREATE TABLE bench_plain_tx (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                                                key text NOT NULL UNIQUE, reason text NOT NULL);
+                   CREATE TABLE bench_plain_entries (
+                       id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                       tx bigint NOT NULL REFERENCES bench_plain_tx (id),
+                       account text NOT NULL REFERENCES bench_plain_accounts (name),
+                       amount bigint NOT NULL)"""
+            )
+            await conn.executemany(
+                "INSERT INTO bench_plain_accounts VALUES ($1, $2)",
+                [(player_account(p), 10**12) for p in owners],
+            )
+
+        async def ours(task: int, tag: str) -> None:
+            a, b = player_account(owners[2 * task]), player_account(owners[2 * task + 1])
+            for i in range(per_task):
+                source, target = (a, b) if i % 2 == 0 else (b, a)
+                await store.ledger.post(
+                    [Transfer(source, target, 100, f"bench:{run}:{tag}:{task}:{i}", Reason.DEPOSIT)]
+                )
+
+        async def theirs(task: int, tag: str) -> None:
+            a, b = player_account(owners[2 * task]), player_account(owners[2 * task + 1])
+            for i in range(per_task):
+                source, target = (a, b) if i % 2 == 0 else (b, a)
+                async with plain.acquire() as conn, conn.transaction():
+                    # The least a ledger must do besides writing: refuse an overdraft.
+                    balance = await conn.fetchval(
+                        "SELECT balance FROM bench_plain_accounts WHERE name = $1 FOR UPDATE", source
+                    )
+                    if balance < 100:
+                        raise AssertionError(f"{source} cannot pay 100 cents")
+                    tx = await conn.fetchval(
+                        "INSERT INTO bench_plain_tx (key, reason) VALUES ($1, 'deposit') RETURNING id",
+                        f"{tag}:{task}:{i}",
+                    )
+                    await conn.execute(
+                        "INSERT INTO bench_plain_entries (tx, account, amount) "
+                        "VALUES ($1, $2, -$4::bigint), ($1, $3, $4::bigint)",
+                        tx,
+                        source,
+                        target,
+                        100,
+                    )
+                    await conn.execute(
+                        "UPDATE bench_plain_accounts SET balance = balance "
+                        "+ CASE WHEN name = $1 THEN -$3::bigint ELSE $3::bigint END WHERE name IN ($1, $2)",
+                        source,
+                        target,
+                        100,
+                    )
+
+        ratios: list[float] = []
+        total = per_task * tasks
+        for round_ in range(args.ratio_rounds):
+            rates: dict[str, float] = {}
+            order = ("ours", "plain") if round_ % 2 == 0 else ("plain", "ours")
+            for which in order:
+                work = ours if which == "ours" else theirs
+                elapsed = await _timed(asyncio.gather(*(work(t, f"{which}{round_}") for t in range(tasks))))
+                rates[which] = total / elapsed
+            ratios.append(rates["ours"] / rates["plain"])
+            print(
+                f"round {round_ + 1}: single post {rates['ours']:,.0f}/s, plain asyncpg transaction "
+                f"{rates['plain']:,.0f}/s, ratio {ratios[-1]:.2f} ({order[0]} first)",
+                flush=True,
+            )
+        print(
+            f"single post / plain asyncpg transaction, {tasks} tasks, "
+            f"{args.connections + 1} connections each, "
+            f"{total} transfers per side per round: median ratio {statistics.median(ratios):.2f} "
+            f"over {len(ratios)} rounds (min {min(ratios):.2f}, max {max(ratios):.2f})"
+        )
+        report = await store.ledger.check()
+        print(f"ledger check after the benchmark: {'ok' if report.ok else 'BROKEN'}")
+    finally:
+        await plain.close()
+
+
 async def _server_latency(store: Store) -> None:
-    """Print what bounds everything below: a round trip, and a durable commit (a WAL flush)."""
-    async with store.pool.acquire(timeout=30) as conn:
+    """Print what bounds everything below: a round trip, and a durable commit (a WAL flush).
+    As the owner: the pool's role may create no table."""
+    conn = await asyncpg.connect(store.url, timeout=30)
+    try:
         started = time.perf_counter()
         for _ in range(200):
             await conn.fetchval("SELECT 1")
@@ -71,6 +178,8 @@ async def _server_latency(store: Store) -> None:
         commit = (time.perf_counter() - started) / 100
         await conn.execute("DROP TABLE bench_commit_probe")
         synchronous = await conn.fetchval("SHOW synchronous_commit")
+    finally:
+        await conn.close()
     print(
         f"server: round trip {1000 * round_trip:.3f} ms, durable commit {1000 * commit:.3f} ms "
         f"(synchronous_commit={synchronous}); one connection posting one transfer at a time is "
@@ -80,6 +189,9 @@ async def _server_latency(store: Store) -> None:
 
 
 async def _bench(store: Store, args: argparse.Namespace) -> None:
+    if args.ratio_rounds:
+        await _ratio(store, args)
+        return
     await _server_latency(store)
     run = uuid.uuid4().hex[:8]
     n = args.transfers

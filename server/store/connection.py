@@ -2,6 +2,10 @@
 
 With a ``database_url`` (or ``DATABASE_URL``) it connects there; with none it starts the embedded
 PostgreSQL in ``data_dir`` (kept across restarts) and stops it on exit. Same SQL either way.
+
+The URL names the database's owner: one connection as the owner applies the migrations and
+grants the server's restricted role its rights (``server/store/roles.py``); the pool then logs
+in as that role, so nothing the server runs can write a ledger table but through ``ledger_post``.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from server.store.ledger import Ledger
 from server.store.ledger_writer import LedgerWriter
 from server.store.migrations import MigrationReport, apply_migrations
 from server.store.players import Players
+from server.store.roles import ServerRole, grant_server_role, server_role_from_env
 from server.store.snapshots import Snapshots, SnapshotWriter
 from server.store.tournaments import Tournaments
 
@@ -36,11 +41,14 @@ EMBEDDED_START_TIMEOUT_S = 120.0
 
 @dataclass(frozen=True, slots=True)
 class Store:
-    """The store's parts, sharing one pool. ``url`` is where it is connected. ``ledger_writer``
-    posts like ``ledger`` with group commit (one per process, shared by every caller)."""
+    """The store's parts, sharing one pool. ``url`` is the owner's URL it was opened with; the
+    pool is logged in as ``role`` (None: as the owner, only when asked with ``restricted=False``).
+    ``ledger_writer`` posts like ``ledger`` with group commit (one per process, shared by every
+    caller)."""
 
     url: str
     pool: asyncpg.Pool
+    role: ServerRole | None
     migrations: MigrationReport
     ledger: Ledger
     players: Players
@@ -78,19 +86,33 @@ def connecting(url: str) -> Iterator[None]:
         raise DatabaseUnavailable(f"cannot connect to {where}: {_os_reason(error)}") from None
 
 
-async def connect_pool(url: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
-    """A pool whose every connection and query is bounded in time; failures as ``connecting``."""
-    with connecting(url):
-        pool = await asyncio.wait_for(
-            asyncpg.create_pool(
-                url,
-                min_size=min_size,
-                max_size=max_size,
-                timeout=CONNECT_TIMEOUT_S,
-                command_timeout=COMMAND_TIMEOUT_S,
-            ),
-            CONNECT_TIMEOUT_S,
-        )
+async def connect_pool(
+    url: str, *, min_size: int = 1, max_size: int = 10, role: ServerRole | None = None
+) -> asyncpg.Pool:
+    """A pool whose every connection and query is bounded in time, logged in as ``role`` (else as
+    the URL's user); failures as ``connecting``."""
+    try:
+        with connecting(url):
+            pool = await asyncio.wait_for(
+                asyncpg.create_pool(
+                    url,
+                    min_size=min_size,
+                    max_size=max_size,
+                    timeout=CONNECT_TIMEOUT_S,
+                    command_timeout=COMMAND_TIMEOUT_S,
+                    # None keeps what the URL says.
+                    user=None if role is None else role.name,
+                    password=None if role is None else role.password,
+                ),
+                CONNECT_TIMEOUT_S,
+            )
+    except DatabaseUnavailable as error:
+        if role is None or "refused the login" not in str(error):
+            raise
+        raise DatabaseUnavailable(
+            f"{error} (as the server's role {role.name!r}: where the server checks passwords, set "
+            "FELTD_DB_ROLE_PASSWORD; the owner sets it on the role at start-up)"
+        ) from None
     assert pool is not None
     return pool
 
@@ -112,6 +134,8 @@ async def open_store(
     min_size: int = 1,
     max_size: int = 10,
     migrate: bool = True,
+    restricted: bool = True,
+    role: ServerRole | None = None,
 ) -> AsyncIterator[Store]:
     """Connect (or start the embedded server), apply migrations, yield a ``Store``; clean up on exit.
 
@@ -119,7 +143,10 @@ async def open_store(
     database was migrated by a newer feltd, ``DatabaseUrlError`` / ``DataDirError`` for a URL or
     data folder that cannot work (before anything is made), ``DatabaseUnavailable`` when the server
     cannot be used and ``EmbeddedServerError`` when the embedded one does not start.
+    ``restricted`` (default) logs the pool in as ``role`` (default ``server_role_from_env()``),
+    granted its rights first; ``RoleSetupError`` if that cannot be done.
     """
+    server_role = (role or server_role_from_env()) if restricted else None
     url = database_url or database_url_from_env()
     embedded: EmbeddedPostgres | None = None
     # Checked before the embedded server makes its folder or a pool connects.
@@ -133,13 +160,21 @@ async def open_store(
         )
         url = embedded.url
     try:
-        pool = await connect_pool(url, min_size=min_size, max_size=max_size)
+        report = MigrationReport((), 0)
+        if migrate or server_role is not None:
+            with connecting(url):
+                owner = await asyncpg.connect(
+                    url, timeout=CONNECT_TIMEOUT_S, command_timeout=COMMAND_TIMEOUT_S
+                )
+            try:
+                if migrate:
+                    report = await apply_migrations(owner)
+                if server_role is not None:
+                    await grant_server_role(owner, server_role)
+            finally:
+                await owner.close(timeout=CLOSE_TIMEOUT_S)
+        pool = await connect_pool(url, min_size=min_size, max_size=max_size, role=server_role)
         try:
-            if migrate:
-                async with pool.acquire(timeout=CONNECT_TIMEOUT_S) as conn:
-                    report = await apply_migrations(conn)
-            else:
-                report = MigrationReport((), 0)
             ledger = Ledger(pool)
             writer = LedgerWriter(ledger)
             snapshots = Snapshots(pool)
@@ -150,6 +185,7 @@ async def open_store(
                 yield Store(
                     url=url,
                     pool=pool,
+                    role=server_role,
                     migrations=report,
                     ledger=ledger,
                     players=Players(pool),

@@ -1,13 +1,18 @@
 """What can go wrong in the store, as small typed errors that say what was expected.
 
-Errors about bad input are ``ValueError`` subclasses (the caller asked for something that can never
-work); errors about the database itself are ``StoreError`` (``RuntimeError``) subclasses.
+Every error the store raises is a ``StoreException``. Errors about bad input are also
+``ValueError`` subclasses (the caller asked for something that can never work); errors about the
+database itself are ``StoreError`` (``RuntimeError``) subclasses.
 """
 
 from __future__ import annotations
 
 
-class StoreError(RuntimeError):
+class StoreException(Exception):
+    """The base of every error the store raises on purpose."""
+
+
+class StoreError(StoreException, RuntimeError):
     """The database is not in a state this code can work with."""
 
 
@@ -27,6 +32,27 @@ class MigrationFileError(StoreError):
     """A migration file is misnamed or two files share a version number."""
 
 
+class MigrationHistoryError(StoreError):
+    """The database's record of applied migrations disagrees with this feltd's files: a file was
+    edited after it was applied (its checksum differs), or a version older than the newest
+    applied one was never applied (an out-of-order history). Nothing is applied."""
+
+
+class RoleSetupError(StoreError):
+    """The restricted role the server connects as could not be made or granted its rights."""
+
+
+class LedgerBusy(StoreError):
+    """A post kept colliding with concurrent posts (deadlocks, serialization failures, keys
+    posted concurrently) past the retries; nothing of it was posted, and the same keys may be
+    posted again."""
+
+
+class LedgerFailure(StoreError):
+    """The database failed a ledger request in a way this code does not know: whether a post
+    committed is unknown, and posting the same keys again is safe."""
+
+
 class DatabaseUnavailable(StoreError):
     """The PostgreSQL server named could not be used: nothing answers, it refused the login, the
     database does not exist, or it did not answer in time. The message says which, and where."""
@@ -36,16 +62,16 @@ class EmbeddedServerError(StoreError):
     """The embedded PostgreSQL could not be started in its data folder."""
 
 
-class DatabaseUrlError(ValueError):
+class DatabaseUrlError(StoreException, ValueError):
     """A database URL that is not a PostgreSQL URL (``postgresql://USER@HOST:PORT/DATABASE``)."""
 
 
-class DataDirError(ValueError):
+class DataDirError(StoreException, ValueError):
     """A ``--data-dir`` the embedded PostgreSQL cannot use: a file, a missing parent folder, or a
     folder holding something other than feltd's PostgreSQL data."""
 
 
-class LedgerError(ValueError):
+class LedgerError(StoreException, ValueError):
     """A ledger post that cannot be made as asked; nothing was posted."""
 
 
@@ -75,11 +101,16 @@ class DuplicateKey(LedgerError):
     """The same idempotency key appears twice in one batch."""
 
 
+class InvalidTransfer(LedgerError):
+    """A transfer the ledger cannot store: an amount past 64 bits, a key past 1024 bytes, a reason
+    the ledger does not know, or a balance it would take past 64 bits."""
+
+
 class UnknownAccount(LedgerError):
     """An account name that is none of the forms in ``engine.tournament.transfers``."""
 
 
-class PlayerError(ValueError):
+class PlayerError(StoreException, ValueError):
     """A player request that cannot be carried out."""
 
 
@@ -91,7 +122,7 @@ class UnknownPlayer(PlayerError):
     """No player has that name or id."""
 
 
-class TournamentError(ValueError):
+class TournamentError(StoreException, ValueError):
     """A tournament request that cannot be carried out."""
 
 
@@ -107,11 +138,11 @@ class StatusTransitionError(TournamentError):
     """The tournament's status machine does not allow that step."""
 
 
-class SnapshotError(ValueError):
+class SnapshotError(StoreException, ValueError):
     """A table snapshot that does not describe a table."""
 
 
-class HandHistoryError(ValueError):
+class HandHistoryError(StoreException, ValueError):
     """A hand history that cannot be stored or found."""
 
 

@@ -4,7 +4,8 @@ Promises of ``Ledger.post``:
 
 - A batch is atomic: one call of the ``ledger_post`` database function (one statement, one round
   trip; inside the caller's transaction if there is one). Either every new transfer in it is
-  posted or none.
+  posted or none: a key that a racing post commits while this one runs aborts the whole call
+  (serialization failure), and the call is made again, when that key is a replay or a conflict.
 - Each transfer becomes one ledger transaction of two entries (source -amount, target +amount),
   keyed by its idempotency key.
 - Keys already in the ledger are *replays*: if the stored movement is the same (source, target,
@@ -25,12 +26,20 @@ commit for whatever arrives together.
 
 The database enforces the invariants independently of this module (migrations/0001_ledger.sql,
 made cheaper by 0006_ledger_post_fast.sql): zero-sum transactions (after every INSERT of entries and
-at commit), balance = sum of entries, no negative balances, append-only.
+at commit), balance = sum of entries, no negative balances, append-only. Since 0011 every entry
+carries its account's running balance and a link of a per-account hash chain, ``ledger_post`` is
+the only way in for the server's role (``server/store/roles.py``), and ``check`` recomputes the
+chains, so an edit made around the triggers, even by a superuser, is found.
+
+Every error these functions raise is a ``server.store.errors.StoreException``: bad input is a
+``LedgerError`` before anything is sent, refusals are ``LedgerError`` subclasses, collisions past
+the retries ``LedgerBusy``, anything else the database or the connection does ``LedgerFailure``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -52,12 +61,20 @@ from server.store.errors import (
     IdempotencyConflict,
     InsufficientFunds,
     InvalidKey,
+    InvalidTransfer,
+    LedgerBusy,
+    LedgerError,
+    LedgerFailure,
+    StoreException,
     UnknownAccount,
 )
 from server.store.postgres_text import is_storable
 
 DEFAULT_TIMEOUT_S = 30.0
 RETRIES = 8
+MAX_KEY_BYTES = 1024  # far below what the key's btree index can hold (about 2700 bytes)
+MAX_AMOUNT = 2**63 - 1  # bigint
+_REASONS = frozenset(str(reason) for reason in Reason)
 T = TypeVar("T")
 _RETRYABLE = (asyncpg.exceptions.SerializationError, asyncpg.exceptions.DeadlockDetectedError)
 
@@ -103,13 +120,27 @@ class PostResult:
 
 
 @dataclass(frozen=True, slots=True)
+class Seal:
+    """A digest of the ledger's transactions up to ``last_id``, kept outside the database (an
+    anchor file): a later ledger that does not hold the same transactions up to there has had
+    its history removed or rewritten, which no check inside the database can see after a
+    superuser's ``TRUNCATE ... RESTART IDENTITY``."""
+
+    last_id: int
+    transactions: int
+    digest: str
+
+
+@dataclass(frozen=True, slots=True)
 class LedgerCheck:
-    """The result of auditing the whole ledger; ``problems`` is empty when it is sound."""
+    """The result of auditing the whole ledger; ``problems`` is empty when it is sound.
+    ``seal`` is the ledger's seal as checked (to keep as the next anchor)."""
 
     transactions: int
     entries: int
     accounts: int
     problems: tuple[str, ...]
+    seal: Seal | None = None
 
     @property
     def ok(self) -> bool:
@@ -121,9 +152,23 @@ def verify_post(transfers: Sequence[Transfer]) -> None:
     seen: set[str] = set()
     for transfer in transfers:
         if not isinstance(transfer, Transfer):
-            raise TypeError(f"the ledger posts Transfer values, got {type(transfer).__name__}")
-        if not is_storable(transfer.idempotency_key):
+            raise InvalidTransfer(f"the ledger posts Transfer values, got {type(transfer).__name__}")
+        if not isinstance(transfer.idempotency_key, str) or not is_storable(transfer.idempotency_key):
             raise InvalidKey(f"idempotency key {transfer.idempotency_key!r} is not UTF-8 text without NUL")
+        size = len(transfer.idempotency_key.encode("utf-8"))
+        if not 1 <= size <= MAX_KEY_BYTES:
+            raise InvalidKey(
+                f"idempotency key {transfer.idempotency_key[:40]!r}... is {size} bytes, "
+                f"expected 1 to {MAX_KEY_BYTES}"
+            )
+        if type(transfer.amount) is not int or not 0 < transfer.amount <= MAX_AMOUNT:
+            raise InvalidTransfer(
+                f"transfer {transfer.idempotency_key!r}: amount {transfer.amount!r} is not 1 to 2^63-1 cents"
+            )
+        if not isinstance(transfer.reason, str) or str(transfer.reason) not in _REASONS:
+            raise InvalidTransfer(
+                f"transfer {transfer.idempotency_key!r}: unknown reason {transfer.reason!r}"
+            )
         if transfer.idempotency_key in seen:
             raise DuplicateKey(f"idempotency key {transfer.idempotency_key!r} appears twice in one batch")
         seen.add(transfer.idempotency_key)
@@ -135,7 +180,7 @@ def can_post(transfers: Sequence[Transfer]) -> bool:
     """Whether ``verify_post`` accepts the batch (funds are only known when posting)."""
     try:
         verify_post(transfers)
-    except (ValueError, TypeError):
+    except StoreException:
         return False
     return True
 
@@ -165,8 +210,16 @@ class Ledger:
         verify_post(transfers)
         if not transfers:
             return PostResult(())
-        async with self._pool.acquire(timeout=self._timeout) as conn:
-            return await post_on(conn, transfers, timeout=self._timeout)
+        try:
+            async with self._pool.acquire(timeout=self._timeout) as conn:
+                return await post_on(conn, transfers, timeout=self._timeout)
+        except StoreException:
+            raise
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as error:
+            raise LedgerFailure(
+                f"the ledger post of {len(transfers)} transfer(s) failed ({type(error).__name__}: {error}); "
+                "whether it committed is unknown, and posting the same keys again is safe"
+            ) from error
 
     async def balance(self, account: str) -> int:
         """The account's balance in cents; 0 for an account that never moved money."""
@@ -192,11 +245,10 @@ class Ledger:
         found = {row["name"]: int(row["balance"]) for row in rows}
         return {name: found.get(name, 0) for name in wanted}
 
-    async def check(self) -> LedgerCheck:
-        """Audit everything: each transaction sums to zero with two or more entries, each balance
-        equals the sum of its entries, no forbidden negative balance, all balances sum to zero."""
+    async def check(self, anchor: Seal | None = None) -> LedgerCheck:
+        """Audit everything (``check_on``), and that the ledger extends ``anchor`` if given."""
         async with self._pool.acquire(timeout=self._timeout) as conn:
-            return await check_on(conn, timeout=self._timeout)
+            return await check_on(conn, timeout=self._timeout, anchor=anchor)
 
 
 async def with_retries(work: Callable[[], Awaitable[T]]) -> T:
@@ -205,9 +257,11 @@ async def with_retries(work: Callable[[], Awaitable[T]]) -> T:
     for attempt in range(RETRIES):
         try:
             return await work()
-        except _RETRYABLE:
+        except _RETRYABLE as error:
             if attempt == RETRIES - 1:
-                raise
+                raise LedgerBusy(
+                    f"still colliding with concurrent posts after {RETRIES} tries: {error}"
+                ) from error
             # Back off a little so the transaction we collided with can finish.
             await asyncio.sleep(0.005 * (attempt + 1))
     raise AssertionError("unreachable")
@@ -246,31 +300,39 @@ async def post_in_transaction(
         [t.target for t in transfers],
         [t.amount for t in transfers],
     )
-    known: dict[str, PostedTransaction] = {}
-    for _ in range(RETRIES):
-        try:
-            rows = await conn.fetch(_POST_SQL, *args, timeout=timeout)
-        except asyncpg.exceptions.RaiseError as error:
-            raise _ledger_error(error) from error
-        except asyncpg.exceptions.CheckViolationError as error:
-            # Only a writer that bypassed ledger_post's locks can get here; say what we know.
-            if error.constraint_name == "accounts_balance_not_negative":
-                raise InsufficientFunds(_failing_account(error), 0, 0, "") from error
-            raise
-        for row in rows:
-            # The first answer for a key stands: a second call sees this call's own posts as replays.
-            if row["out_id"] is not None and row["out_key"] not in known:
-                known[row["out_key"]] = PostedTransaction(
-                    row["out_key"], int(row["out_id"]), row["out_created_at"], bool(row["out_replayed"])
-                )
-        if len(known) == len(transfers):
-            return PostResult(tuple(known[t.idempotency_key] for t in transfers))
-        # A key was committed by a concurrent post after this statement's snapshot: ask again,
-        # with a newer snapshot, to compare it with what we asked and return its first result.
-    raise IdempotencyConflict("idempotency keys of this batch keep being posted concurrently")
+    try:
+        rows = await conn.fetch(_POST_SQL, *args, timeout=timeout)
+    except _RETRYABLE:
+        # A key posted concurrently (ledger_post aborts the whole call), a deadlock: the caller's
+        # retry loop asks again, as a whole transaction if it is inside one.
+        raise
+    except asyncpg.exceptions.RaiseError as error:
+        raise _ledger_error(error) from error
+    except asyncpg.exceptions.CheckViolationError as error:
+        # Only a writer that bypassed ledger_post's locks can get here; say what we know.
+        if error.constraint_name == "accounts_balance_not_negative":
+            raise InsufficientFunds(_failing_account(error), 0, 0, "") from error
+        if error.constraint_name == "accounts_name_matches_kind":
+            raise UnknownAccount(str(error)) from error
+        raise LedgerFailure(f"the database refused the post: {error}") from error
+    except (asyncpg.exceptions.DataError, asyncpg.exceptions.ProgramLimitExceededError) as error:
+        raise InvalidTransfer(f"the database cannot store this batch: {error}") from error
+    except (OverflowError, asyncpg.exceptions._base.DataError) as error:
+        # Refused by the client before sending (a value that does not fit its column type).
+        raise InvalidTransfer(f"this batch cannot be sent: {error}") from error
+    known = {
+        row["out_key"]: PostedTransaction(
+            row["out_key"], int(row["out_id"]), row["out_created_at"], bool(row["out_replayed"])
+        )
+        for row in rows
+    }
+    missing = [t.idempotency_key for t in transfers if t.idempotency_key not in known]
+    if missing:
+        raise LedgerFailure(f"ledger_post answered no row for key(s) {missing[:3]}")
+    return PostResult(tuple(known[t.idempotency_key] for t in transfers))
 
 
-def _ledger_error(error: asyncpg.exceptions.RaiseError) -> Exception:
+def _ledger_error(error: asyncpg.exceptions.RaiseError) -> LedgerError | LedgerFailure:
     """The typed error for a ``ledger_post`` refusal (its HINT says which)."""
     hint = getattr(error, "hint", None) or ""
     message = getattr(error, "message", None) or str(error)
@@ -281,8 +343,79 @@ def _ledger_error(error: asyncpg.exceptions.RaiseError) -> Exception:
         )
     if hint == "feltd:idempotency_conflict":
         return IdempotencyConflict(message)
-    unexpected: Exception = error
-    return unexpected
+    if hint == "feltd:invalid":
+        return InvalidTransfer(message)
+    return LedgerFailure(f"ledger_post refused: {message}")
+
+
+def link(
+    prev: bytes | None, transaction_id: int, key: str, account: str, amount: int, balance_after: int
+) -> bytes:
+    """An entry's link in its account's hash chain, as migration 0011's ``ledger_link`` makes it."""
+    text = f"{transaction_id}|{amount}|{balance_after}|{len(key)}:{key}|{len(account)}:{account}"
+    return hashlib.sha256((prev or b"") + text.encode("utf-8")).digest()
+
+
+async def _chain_problems(conn: DbConnection, timeout: float) -> list[str]:
+    """Walk every account's entries in order: each running balance and link must recompute, and
+    the account's balance and head must be its newest entry's."""
+    problems: list[str] = []
+    heads = {
+        row["name"]: (int(row["balance"]), None if row["head"] is None else bytes(row["head"]))
+        for row in await conn.fetch("SELECT name, balance, head FROM accounts", timeout=timeout)
+    }
+    seen: set[str] = set()
+    account: str | None = None
+    running = 0
+    prev: bytes | None = None
+    broken = False
+
+    def close(name: str | None) -> None:
+        if name is None or broken or name not in heads:
+            return
+        if heads[name][1] != prev:
+            problems.append(f"account {name}: its chain head is not the link of its newest entry")
+
+    async for row in conn.cursor(
+        """SELECT e.id, e.transaction_id, e.account, e.amount, e.balance_after, e.hash,
+                  t.idempotency_key AS key
+             FROM ledger_entries AS e LEFT JOIN ledger_transactions AS t ON t.id = e.transaction_id
+            ORDER BY e.account, e.id""",
+        prefetch=5000,
+        timeout=timeout,
+    ):
+        if row["account"] != account:
+            close(account)
+            account, running, prev, broken = row["account"], 0, None, False
+            seen.add(account)
+            if account not in heads:
+                problems.append(f"account {account} has entries but no account row")
+        if broken or len(problems) >= 1000:
+            continue
+        running += int(row["amount"])
+        if row["balance_after"] != running:
+            problems.append(
+                f"account {account}: entry {row['id']} says balance {row['balance_after']}, "
+                f"but its entries up to it sum to {running}"
+            )
+            broken = True
+            continue
+        expected = link(
+            prev, int(row["transaction_id"]), str(row["key"]), str(account), int(row["amount"]), running
+        )
+        if row["hash"] is None or bytes(row["hash"]) != expected:
+            problems.append(
+                f"account {account}: entry {row['id']} (transaction {row['transaction_id']}) "
+                "does not recompute as the next link of its chain (forged or edited)"
+            )
+            broken = True
+            continue
+        prev = expected
+    close(account)
+    for name, (_, head) in sorted(heads.items()):
+        if head is not None and name not in seen:
+            problems.append(f"account {name} has a chain head but no entries")
+    return problems
 
 
 def _failing_account(error: asyncpg.exceptions.CheckViolationError) -> str:
@@ -291,8 +424,14 @@ def _failing_account(error: asyncpg.exceptions.CheckViolationError) -> str:
     return detail.partition("(")[2].partition(",")[0] or "an account"
 
 
-async def check_on(conn: DbConnection, *, timeout: float = DEFAULT_TIMEOUT_S) -> LedgerCheck:
-    """``Ledger.check`` on one connection, in one repeatable-read snapshot."""
+async def check_on(
+    conn: DbConnection, *, timeout: float = DEFAULT_TIMEOUT_S, anchor: Seal | None = None
+) -> LedgerCheck:
+    """``Ledger.check`` on one connection, in one repeatable-read snapshot: each transaction has
+    the two entries summing to zero that ``ledger_post`` writes, each account's running balances
+    and hash chain recompute and end at its balance and head, no forbidden negative balance, all
+    balances sum to zero, no sign of a TRUNCATE, and (given ``anchor``) the transactions up to
+    the anchor's are the ones it sealed."""
     problems: list[str] = []
     async with conn.transaction(isolation="repeatable_read", readonly=True):
         counts = await conn.fetchrow(
@@ -306,14 +445,26 @@ async def check_on(conn: DbConnection, *, timeout: float = DEFAULT_TIMEOUT_S) ->
         for row in await conn.fetch(
             """SELECT t.id, t.idempotency_key, count(e.id) AS n, coalesce(sum(e.amount), 0) AS total
                  FROM ledger_transactions AS t LEFT JOIN ledger_entries AS e ON e.transaction_id = t.id
-                GROUP BY t.id HAVING count(e.id) < 2 OR coalesce(sum(e.amount), 0) <> 0
+                GROUP BY t.id HAVING count(e.id) <> 2 OR coalesce(sum(e.amount), 0) <> 0
                 ORDER BY t.id LIMIT 1000""",
             timeout=timeout,
         ):
             problems.append(
                 f"transaction {row['id']} ({row['idempotency_key']}) has {row['n']} entries "
-                f"summing to {row['total']}, expected 2 or more summing to 0"
+                f"summing to {row['total']}, expected the 2 summing to 0 that ledger_post writes"
             )
+        problems.extend(await _chain_problems(conn, timeout))
+        if counts["transactions"] == 0:
+            # TRUNCATE empties the tables but (unless told otherwise) not their id sequence.
+            handed_out = await conn.fetchval(
+                "SELECT pg_sequence_last_value(pg_get_serial_sequence('ledger_transactions', 'id'))",
+                timeout=timeout,
+            )
+            if handed_out is not None:
+                problems.append(
+                    f"the ledger has no transactions, but transaction ids up to {handed_out} were "
+                    "handed out: its tables were emptied (TRUNCATE)"
+                )
         for row in await conn.fetch(
             """SELECT a.name, a.balance, coalesce(s.total, 0) AS total
                  FROM accounts AS a
@@ -333,10 +484,41 @@ async def check_on(conn: DbConnection, *, timeout: float = DEFAULT_TIMEOUT_S) ->
         ):
             problems.append(f"account {row['name']} has negative balance {row['balance']}")
         if counts["total"] != 0:
-            problems.append(f"all balances sum to {counts['total']}, expected 0")
+            problems.append(f"all balances sum to {int(counts['total'])}, expected 0")
+        seal = await _seal(conn, None, timeout)
+        if anchor is not None:
+            then = await _seal(conn, anchor.last_id, timeout)
+            if (then.transactions, then.digest) != (anchor.transactions, anchor.digest):
+                problems.append(
+                    f"the ledger does not extend its anchor: {anchor.transactions} transactions up to id "
+                    f"{anchor.last_id} were sealed, now {then.transactions} there and another digest "
+                    "(history removed or rewritten)"
+                )
     return LedgerCheck(
-        int(counts["transactions"]), int(counts["entries"]), int(counts["accounts"]), tuple(problems)
+        int(counts["transactions"]),
+        int(counts["entries"]),
+        int(counts["accounts"]),
+        tuple(problems),
+        seal,
     )
+
+
+async def _seal(conn: DbConnection, up_to: int | None, timeout: float) -> Seal:
+    digest = hashlib.sha256()
+    count = 0
+    last_id = 0
+    async for row in conn.cursor(
+        "SELECT id, idempotency_key, reason::text AS reason FROM ledger_transactions "
+        "WHERE $1::bigint IS NULL OR id <= $1 ORDER BY id",
+        up_to,
+        prefetch=5000,
+        timeout=timeout,
+    ):
+        key = str(row["idempotency_key"])
+        digest.update(f"{row['id']}|{len(key)}:{key}|{row['reason']}\n".encode())
+        count += 1
+        last_id = int(row["id"])
+    return Seal(last_id if up_to is None else up_to, count, digest.hexdigest())
 
 
 __all__ = [
@@ -345,6 +527,7 @@ __all__ = [
     "PostResult",
     "PostedTransaction",
     "Reason",
+    "Seal",
     "account_kind",
     "can_post",
     "check_on",

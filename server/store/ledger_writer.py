@@ -18,11 +18,13 @@ Promises, the same as ``Ledger.post`` for each caller:
 - If the combined batch is refused (one caller's insufficient funds, a conflict), nothing of it
   was posted, and the writer falls back: on ``InsufficientFunds`` it posts the callers before the
   failing one together, the failing one alone (its own result or error), then the rest together
-  (again splitting on failure); on any other ledger refusal it posts the callers one by one. No
-  money moves twice: a fallback post of a key that did commit is a replay.
-- A failure that is not a ledger refusal (database unreachable, timeout) is raised to every caller
-  of that combined batch; as with ``Ledger.post``, whether it committed is unknown and a retry with
-  the same keys is safe.
+  (again splitting on failure); on any other refusal or failure of the combined batch (a
+  conflict, a transfer the database cannot store, the database failing) it posts the callers one
+  by one, so one caller's bad batch fails that caller only. No money moves twice: a combined batch
+  is all or nothing, and a fallback post of a key that did commit is a replay.
+- Every error a caller gets is a ``StoreException`` (``Ledger.post``'s); bad input
+  (``verify_post``: an amount past 64 bits, a key past 1024 bytes, an unknown reason...) is
+  raised at once, to that caller, and never reaches the queue.
 - A caller cancelled before its batch was sent has nothing posted; once sent, cancelling the wait
   does not stop the post. At most ``max_pending`` callers wait (more wait for room).
 """
@@ -34,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from engine.tournament.transfers import Transfer
-from server.store.errors import InsufficientFunds, LedgerError
+from server.store.errors import InsufficientFunds, StoreException
 from server.store.ledger import Ledger, PostResult, verify_post
 
 
@@ -150,7 +152,7 @@ class LedgerWriter:
                 await self._post_alone(group[failing])
                 group = group[failing + 1 :]
                 continue
-            except LedgerError:
+            except StoreException:
                 self.fallbacks += 1
                 await self._one_by_one(group)
                 return

@@ -9,6 +9,10 @@ Promises:
   of the tournament, its newest snapshot at or before the newest batch (or at or before
   ``at_or_before_batch``); a table whose newest snapshot has no seats was broken and is left out.
   The coordinator keeps moves consistent by saving both tables of a move in the same batch.
+- Every row carries its format (1: seats only, 2: with the engine's state) and is validated when
+  loaded. A row that does not load (an unknown format, a state or seats that do not decode or do
+  not describe a table) is skipped with a logged warning, and the whole tournament is loaded as
+  of the batch before that row's: the newest consistent point that can be read.
 - "Newest" is by snapshot id, drawn at insert time, so each table must be saved by one writer at
   a time (its table actor, or the coordinator between hands); different tables may be saved
   concurrently.
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,6 +36,8 @@ from server.store.errors import SnapshotError
 from server.store.postgres_text import is_storable
 
 DEFAULT_TIMEOUT_S = 30.0
+MAX_FALLBACKS = 100
+log = logging.getLogger(__name__)
 _STATE_ENCODER = msgspec.json.Encoder()
 _STATE_DECODER = msgspec.json.Decoder(EngineTableSnapshot)
 
@@ -200,13 +207,26 @@ class Snapshots:
         self, tournament_id: str, *, at_or_before_batch: int | None = None
     ) -> TournamentState | None:
         """The newest consistent state of the tournament, or ``None`` if it has no snapshot."""
-        async with self._pool.acquire(timeout=self._timeout) as conn:
-            rows = await conn.fetch(_LATEST_SQL, tournament_id, at_or_before_batch, timeout=self._timeout)
-        if not rows:
-            return None
-        batch_id = max(int(row["batch_id"]) for row in rows)
-        tables = tuple(_snapshot_from_row(tournament_id, row) for row in rows if row["seats"] != "[]")
-        return TournamentState(tournament_id, batch_id, tables)
+        for _ in range(MAX_FALLBACKS):
+            async with self._pool.acquire(timeout=self._timeout) as conn:
+                rows = await conn.fetch(_LATEST_SQL, tournament_id, at_or_before_batch, timeout=self._timeout)
+            if not rows:
+                return None
+            batch_id = max(int(row["batch_id"]) for row in rows)
+            try:
+                tables = tuple(_load_row(tournament_id, row) for row in rows if row["seats"] != "[]")
+            except _Damaged as damaged:
+                log.warning(
+                    "%s: table snapshot %d (batch %d) cannot be loaded (%s): using the batch before it",
+                    tournament_id,
+                    damaged.row_id,
+                    damaged.batch_id,
+                    damaged.reason,
+                )
+                at_or_before_batch = damaged.batch_id - 1
+                continue
+            return TournamentState(tournament_id, batch_id, tables)
+        raise SnapshotError(f"{tournament_id}: the newest {MAX_FALLBACKS} snapshot batches cannot be loaded")
 
 
 class SnapshotWriter:
@@ -293,6 +313,24 @@ def _seats_json(snapshot: TableSnapshot) -> str:
     )
 
 
+class _Damaged(Exception):
+    def __init__(self, row_id: int, batch_id: int, reason: str) -> None:
+        super().__init__(reason)
+        self.row_id = row_id
+        self.batch_id = batch_id
+        self.reason = reason
+
+
+def _load_row(tournament_id: str, row: asyncpg.Record) -> TableSnapshot:
+    """The row as a validated snapshot, or ``_Damaged`` saying why not."""
+    try:
+        snapshot = _snapshot_from_row(tournament_id, row)
+        verify_snapshot(snapshot)
+    except (SnapshotError, ValueError, TypeError, KeyError, msgspec.DecodeError) as error:
+        raise _Damaged(int(row["id"]), int(row["batch_id"]), f"{type(error).__name__}: {error}") from None
+    return snapshot
+
+
 def _snapshot_from_row(tournament_id: str, row: asyncpg.Record) -> TableSnapshot:
     seats = tuple(
         SeatSnapshot(int(seat), str(player), int(stack), int(banks))
@@ -303,7 +341,7 @@ def _snapshot_from_row(tournament_id: str, row: asyncpg.Record) -> TableSnapshot
     if row["format"] == 2:
         try:
             state = _STATE_DECODER.decode(row["state"])
-        except msgspec.ValidationError as error:
+        except msgspec.DecodeError as error:
             raise SnapshotError(
                 f"table {row['table_id']}: its saved state does not decode: {error}"
             ) from None
