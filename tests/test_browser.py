@@ -420,6 +420,7 @@ async def _browse(
                 await _turn(hero, frames, done)
             await hero.wait_for_selector("body.my-turn", state="attached", timeout=30000)
             await _screenshot(hero, "table")
+            assert await hero.is_hidden("#watch-form"), "a seated player is offered no other table"
             # a time bank, started early: the clock shows the new deadline, the log says so
             await hero.click("#time-bank")
             await hero.wait_for_selector("#hand-log li:has-text('hero uses a time bank')")
