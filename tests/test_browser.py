@@ -204,7 +204,8 @@ DOM_CARDS = """() => {
   const cards = [...felt.querySelectorAll('.seat:not(.me) .card.face')].map((c) => [
     Number(felt.dataset.tableId), Number(felt.dataset.hand), Number(c.closest('.seat').dataset.seat),
     c.dataset.card]);
-  return {cards, myTurn: document.body.classList.contains('my-turn')};
+  const mine = [...felt.querySelectorAll('.seat.me .card.face')].map((c) => c.dataset.card);
+  return {cards, mine, myTurn: document.body.classList.contains('my-turn')};
 }"""
 
 
@@ -212,6 +213,7 @@ async def _check_dom(page: Any, frames: Frames) -> None:
     seen = await page.evaluate(DOM_CARDS)
     if seen["myTurn"]:
         assert seen["cards"] == [], f"another player's cards face up during the betting: {seen['cards']}"
+        assert len(seen["mine"]) == 2, f"the player's own cards are not drawn: {seen['mine']}"
     shown = frames.shown()
     for table_id, hand, seat, card in seen["cards"]:
         assert (table_id, hand, seat, card) in shown, f"{card} of seat {seat} shown before the showdown"
@@ -420,6 +422,9 @@ async def _browse(
                 await _turn(hero, frames, done)
             await hero.wait_for_selector("body.my-turn", state="attached", timeout=30000)
             await _screenshot(hero, "table")
+            street = await hero.get_attribute("#felt", "data-street")
+            board = await hero.locator("#felt .board .card.face").count()
+            assert board == {"flop": 3, "turn": 4, "river": 5}.get(str(street), 0), (street, board)
             assert await hero.is_hidden("#watch-form"), "a seated player is offered no other table"
             # a time bank, started early: the clock shows the new deadline, the log says so
             await hero.click("#time-bank")
@@ -531,8 +536,13 @@ async def _browse(
 
             # the replayer steps through a hand this page saw
             await hero.click("#tabs a[data-view=replayer]")
+            await hero.click("#replay-start")
+            assert await hero.locator("#replay-log li").count() == 0
+            await hero.click("#replay-next")
+            assert "Hand #" in await hero.inner_text("#replay-log li >> nth=0")
             await hero.click("#replay-end")
             assert await hero.locator("#replay-log li").count() > 3
+            assert "is over" in await hero.inner_text("#replay-log li >> nth=-1")
 
             # the operator cancels: the money left in play is shared, the page shows the end
             await desk.click("#op-cancel")
