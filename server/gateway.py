@@ -21,7 +21,8 @@ connection must finish its HTTP upgrade within ``open_timeout`` and send ``hello
 ``max_opening`` more TCP connections a new one is dropped as it is accepted. One session per
 player: a second login takes over and the first is told ``taken_over``.
 
-``GET /healthz`` and ``GET /metrics`` are answered on the same port.
+``GET /healthz`` and ``GET /metrics`` are answered on the same port, and ``GET /`` (with the other
+files of ``server/web/``) serves the browser client.
 """
 
 from __future__ import annotations
@@ -120,6 +121,7 @@ from server.messages import (
     tournament_inbox,
 )
 from server.metrics import Metrics
+from server.static import StaticFiles
 from server.store.connection import Store
 from server.store.errors import StoreError
 from server.store.players import Operator, Player
@@ -381,6 +383,7 @@ class Gateway:
         self._closers: set[asyncio.Task[None]] = set()
         self.limits = limits if limits is not None else Limits()
         self.limits.check()
+        self.static = StaticFiles()
 
     # -- serving ----------------------------------------------------------------------------------
 
@@ -435,6 +438,9 @@ class Gateway:
             response.headers["Content-Type"] = "text/plain; version=0.0.4; charset=utf-8"
             return response
         if "upgrade" not in request.headers.get("Connection", "").lower():
+            page = self.static.response(path)
+            if page is not None:
+                return page
             return connection.respond(
                 http.HTTPStatus.NOT_FOUND, "feltd: WebSocket at /, or GET /healthz, /metrics\n"
             )

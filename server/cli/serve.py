@@ -183,6 +183,7 @@ async def _run(args: argparse.Namespace) -> int:
         print(
             f"feltd serving on {server.url} (health: http://{server.host}:{server.port}/healthz)", flush=True
         )
+        print(f"browser client: http://{server.host}:{server.port}/ (log in with a token)", flush=True)
         print(f"tournaments loaded: {', '.join(sorted(server.coordinators)) or 'none yet'}", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
