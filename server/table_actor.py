@@ -151,6 +151,9 @@ class TableActor:
         self.metrics = metrics
         self.shown: Hand | None = None  # the hand just over, for snapshots until the seats arrive
         self.stakes: Level | None = None  # the current level (the coordinator's), for snapshots between hands
+        # follows that came before the table's first seats (a client may join a table as soon as
+        # it exists, before the coordinator's first update reaches it): answered when they come
+        self.early_follows: list[Follow] = []
 
     # -- the loop ---------------------------------------------------------------------------------
 
@@ -199,7 +202,10 @@ class TableActor:
         elif isinstance(message, TableUpdate):
             self._update(message, now)
         elif isinstance(message, Follow):
-            self._follow(message, now)
+            if self.table is None and self.hand is None:
+                self.early_follows.append(message)
+            else:
+                self._follow(message, now)
         else:
             log.warning("table %s: ignored %r", self.table_id, type(message).__name__)
 
@@ -223,12 +229,19 @@ class TableActor:
         if update.closed:
             self.closed = True
             self._publish(views.public(TableClosed()), now)
+        self._answer_early_follows(now)
+
+    def _answer_early_follows(self, now: float) -> None:
+        early, self.early_follows = self.early_follows, []
+        for follow in early:
+            self._follow(follow, now)
 
     def _deal(self, deal: Deal, now: float) -> None:
         command = deal.command
         self.table = Table.from_snapshot(deal.table)
         self.level = command.level
         self.hold = self.hold_until = None
+        self._answer_early_follows(now)
         hand = Hand(command.setup, rng=self.rng)
         self.hand = hand
         self.hand_started_at = now
