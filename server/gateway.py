@@ -192,7 +192,9 @@ class Session:
     def enqueue(self, frame: bytes | str, table_id: int | None = None) -> None:
         if self.closing:
             return
-        if len(self.queue) >= MAX_QUEUED_FRAMES and not self._overflow():
+        if len(self.queue) >= MAX_QUEUED_FRAMES and (not self._overflow() or table_id is not None):
+            # a table's frame goes with the ones just dropped: the resync's snapshot covers it (sent
+            # alone, it reached the client after the gap and before the snapshot, out of its hand)
             return
         self.queue.append((table_id, frame))
         self.ready.set()
