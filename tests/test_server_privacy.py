@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import random
 import re
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,6 +93,7 @@ class TableView:
     revealed: bool = False
     allowed: set[str] = field(default_factory=set)  # cards this connection may see now
     seen: HandSeen | None = None
+    recent: deque[str] = field(default_factory=lambda: deque(maxlen=12))  # for the report
 
 
 class Wiretap:
@@ -139,8 +140,12 @@ class Wiretap:
             if found - view.allowed and not view.revealed:
                 self._violation(f"{where} (again) carries {sorted(found - view.allowed)}")
             return
+        if seq != view.seq + 1:  # events lost: the protocol sends a snapshot before any other
+            self._violation(f"{where}: after seq {view.seq}, with no snapshot between")
         view.seq = seq
         self.counts[kind] += 1
+        view.recent.append(f"{seq} {kind} {event.get('street', '')}")
+        reported = len(self.violations)
         if kind == "hand_started":
             mine = [s["seat"] for s in event["seats"] if s["player"] == self.player and self.player]
             self._start(view, table_id, event["hand_number"], mine[0] if mine else None)
@@ -206,6 +211,8 @@ class Wiretap:
             if not view.revealed:
                 self._violation(f"{where}: the hand ended without its deck revealed")
             view.allowed = set()
+        if len(self.violations) > reported:
+            self.violations[-1] += f" (the stream before: {list(view.recent)})"
 
     def _snapshot(self, snapshot: dict[str, Any], found: set[str]) -> None:
         table_id, seq, hand = snapshot["table_id"], snapshot["seq"], snapshot["hand_number"]
@@ -213,6 +220,9 @@ class Wiretap:
         where = f"table {table_id} snapshot at seq {seq}"
         self.counts["snapshots"] += 1
         view = self.tables[table_id] = TableView(seq=seq)  # a snapshot replaces everything
+        view.recent.append(
+            f"{seq} snapshot hand {hand} {street} board {len(board)} to act {snapshot['to_act']}"
+        )
         mine = [s["seat"] for s in snapshot["seats"] if self.player and s["player"] == self.player]
         seat = mine[0] if mine else None
         if snapshot["legal"] is not None and (self.operator or snapshot["to_act"] != seat):
@@ -323,7 +333,10 @@ def compare(tap: Wiretap, truth: dict[tuple[int, int], Truth]) -> int:
             tap.violations.append(f"{tap.who}: {where}: saw the board {seen.board}, not {real.board}")
         for seat, cards in (seen.shown | seen.dealt).items():
             if sorted(real.hole.get(real.players.get(seat, ""), [])) != sorted(cards):
-                tap.violations.append(f"{tap.who}: {where}: seat {seat} shown as {cards}")
+                tap.violations.append(
+                    f"{tap.who}: {where}: seat {seat} shown as {cards}; stored: {real.players}, {real.hole}"
+                    f" (the stream: {list(tap.tables[key[0]].recent) if key[0] in tap.tables else None})"
+                )
     return compared
 
 
@@ -458,6 +471,7 @@ async def _tournament(harness: Harness) -> tuple[list[Wiretap], int, Counter[str
                 events["eliminated"] += 1
         events["reconnected"] += player.reconnected
     events["hands stored"] = len(truth)
+    events["resyncs of slow clients"] = harness.server.metrics.resyncs
     events["finished"] = finished
     events["saw the end"] = sum(player.ended is not None for player in players)
     return taps, compared, events
