@@ -195,6 +195,7 @@ class _Following:
     waiting: bool = True  # events are dropped until the snapshot (or resync) is queued
     last_seq: int = 0
     own: bool = False  # the player's own seat
+    tournament_id: str | None = None  # the tournament of the own seat
 
 
 @dataclass(slots=True)
@@ -250,7 +251,10 @@ class Session:
     def enqueue(self, frame: bytes | str, table_id: int | None = None) -> None:
         if self.closing:
             return
-        if len(self.queue) >= self.gateway.limits.max_queued_frames and not self._overflow():
+        full = len(self.queue) >= self.gateway.limits.max_queued_frames
+        if full and (not self._overflow() or table_id is not None):
+            # a table's frame goes with the ones just dropped: the resync's snapshot covers it (sent
+            # alone, it reached the client after the gap and before the snapshot, out of its hand)
             return
         self.queue.append((table_id, frame))
         self.ready.set()
@@ -840,6 +844,7 @@ class Gateway:
         *,
         own: bool,
         request_id: str | None = None,
+        tournament_id: str | None = None,
     ) -> None:
         old = session.following.pop(table_id, None)
         if old is not None:
@@ -855,7 +860,7 @@ class Gateway:
             self._table_message(session, table_id, message)
 
         subscription = self.bus.subscribe(table_channel(table_id), listener)
-        following = _Following(subscription, audience, own=own)
+        following = _Following(subscription, audience, own=own, tournament_id=tournament_id)
         session.following[table_id] = following
         self.request_follow(session, table_id, following, last_seq, request_id)
 
@@ -899,20 +904,30 @@ class Gateway:
             session.send(message.message, table_id)
 
     def seated(self, session: Session, seated: Seated) -> None:
-        """The player's seat: follow that table as its seat (and stop following the one they left)."""
-        for table_id, following in list(session.following.items()):
-            if following.own and table_id != seated.table_id:
-                following.subscription.close()
-                del session.following[table_id]
+        """The player's seat: follow that table as its seat (and stop following the one they left
+        in that tournament; a seat in another tournament stays)."""
+        self._leave_own(session, seated.tournament_id, keep=seated.table_id)
         self._subscribe_tournament(session, seated.tournament_id)
         last_seq = session.resume.pop(seated.table_id, None)
-        self._follow(session, seated.table_id, seated.seat, last_seq, own=True)
+        self._follow(
+            session, seated.table_id, seated.seat, last_seq, own=True, tournament_id=seated.tournament_id
+        )
 
     def unseated(self, session: Session, unseated: Unseated) -> None:
+        """No seat in that tournament any more: stop following it as a seat, whichever table
+        the message names (a player sits at one table per tournament, and a seat's copies must
+        not reach them once someone else may sit there)."""
+        self._leave_own(session, unseated.tournament_id)
         following = session.following.get(unseated.table_id)
         if following is not None and following.own:
             following.subscription.close()
             del session.following[unseated.table_id]
+
+    def _leave_own(self, session: Session, tournament_id: str, keep: int | None = None) -> None:
+        for table_id, following in list(session.following.items()):
+            if following.own and following.tournament_id in (tournament_id, None) and table_id != keep:
+                following.subscription.close()
+                del session.following[table_id]
 
     def registration(self, session: Session, registration: Registration) -> None:
         if registration.status in (

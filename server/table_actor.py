@@ -151,9 +151,9 @@ class TableActor:
         self.metrics = metrics
         self.shown: Hand | None = None  # the hand just over, for snapshots until the seats arrive
         self.stakes: Level | None = None  # the current level (the coordinator's), for snapshots between hands
-        # follows that came before the table's seats (the table opens before the coordinator has
-        # sent them): answered once they come
-        self.early: list[Follow] = []
+        # follows that came before the table's first seats (a client may join a table as soon as
+        # it exists, before the coordinator's first update reaches it): answered when they come
+        self.early_follows: list[Follow] = []
 
     # -- the loop ---------------------------------------------------------------------------------
 
@@ -202,7 +202,10 @@ class TableActor:
         elif isinstance(message, TableUpdate):
             self._update(message, now)
         elif isinstance(message, Follow):
-            self._follow(message, now)
+            if self.table is None and self.hand is None:
+                self.early_follows.append(message)
+            else:
+                self._follow(message, now)
         else:
             log.warning("table %s: ignored %r", self.table_id, type(message).__name__)
 
@@ -226,7 +229,10 @@ class TableActor:
         if update.closed:
             self.closed = True
             self._publish(views.public(TableClosed()), now)
-        early, self.early = self.early, []
+        self._answer_early_follows(now)
+
+    def _answer_early_follows(self, now: float) -> None:
+        early, self.early_follows = self.early_follows, []
         for follow in early:
             self._follow(follow, now)
 
@@ -235,6 +241,7 @@ class TableActor:
         self.table = Table.from_snapshot(deal.table)
         self.level = command.level
         self.hold = self.hold_until = None
+        self._answer_early_follows(now)
         hand = Hand(command.setup, rng=self.rng)
         self.hand = hand
         self.hand_started_at = now
@@ -563,7 +570,7 @@ class TableActor:
 
     def _follow(self, follow: Follow, now: float) -> None:
         if self.table is None and self.hand is None:
-            self.early.append(follow)
+            self.early_follows.append(follow)
             return
         if follow.seat is not None:
             audience = views.Audience.seat(follow.seat)

@@ -177,11 +177,13 @@ def test_director_hand_for_hand_to_the_bubble_and_the_end() -> None:
     assert director.structure().places_paid == 6
     now = 10
     seen: list[Command] = []
+    busted_at: dict[str, int] = {}
     while director.status is Status.RUNNING:
         assert dealt, "a running tournament always has a hand under way"
         table_id = min(dealt)
         deal = dealt.pop(table_id)
         seats = [seat.seat for seat in deal.setup.seats]
+        busted_at[deal.setup.seats[-1].player] = table_id
         out = director.hand_ended(table_id, finish(deal, busted=(seats[-1],)), now)
         seen.extend(out)
         dealt.update(deals(out))
@@ -189,6 +191,11 @@ def test_director_hand_for_hand_to_the_bubble_and_the_end() -> None:
     assert of(HandForHandStarted, seen) and of(HandForHandEnded, seen)
     assert of(BubbleBurst, seen) == [BubbleBurst(True)], "the bubble burst inside a synchronized round"
     assert director.bubble_burst_in_sync is True
+    # each named at the table they busted at, a round's busts from every table included (the
+    # server tells the player which table they left by it)
+    eliminated = of(PlayerEliminated, seen)
+    named = [(e.player, e.table_id) for e in eliminated]
+    assert named == [(e.player, busted_at[e.player]) for e in eliminated]
     assert [c.table_id for c in of(FinalTable, seen)] and of(TableClosed, seen)
     (end,) = of(TournamentEnded, seen)
     started_at = of(HandForHandStarted, seen)[0]

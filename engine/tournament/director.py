@@ -1808,13 +1808,19 @@ class Director:
             self._banks.pop(bust.player, None)
             self._seat_of.pop(bust.player, None)
         self._last_elimination_table = table_id
+        # each at the table they busted at: a hand-for-hand round ends with every table's busts
+        bust_tables = {bust.player: bust.table_id for bust in busts}
         structure = self.structure()
         for finish in finishes:
             total = sum(structure.prize(p) for p in range(finish.place, finish.place + finish.shared_places))
             for player in finish.players:
                 self._out.append(
                     PlayerEliminated(
-                        player, finish.place, finish.shared_places, total // len(finish.players), table_id
+                        player,
+                        finish.place,
+                        finish.shared_places,
+                        total // len(finish.players),
+                        bust_tables.get(player, table_id),
                     )
                 )
             self._pay(finish)
