@@ -378,7 +378,9 @@ async def observe(
         if hop and hopped % 400 == 0:
             table_id = tables[0]
             if hopped % 800 == 0:
-                await connection.send(cm.TableJoin(table_id=table_id, last_seq=connection.last_seq[table_id]))
+                last = connection.last_seq.get(table_id)  # None once the table has closed (broken)
+                if last is not None:
+                    await connection.send(cm.TableJoin(table_id=table_id, last_seq=last))
             else:
                 await connection.send(cm.TableLeave(table_id=table_id))
         del message
