@@ -57,12 +57,11 @@ async def _list(histories: StoredHands, viewer: str | None, request: HandList) -
             return _error(
                 ErrorCode.INVALID_FIELD, "an operator's hand_list names a tournament_id", request.request_id
             )
-        hands = (await histories.by_tournament(request.tournament_id))[-request.limit :][::-1]
-    elif request.tournament_id is None:
-        hands = await histories.by_player(viewer, limit=request.limit)
+        hands = await histories.latest(tournament_id=request.tournament_id, limit=request.limit)
     else:
-        chosen = await histories.select(tournament_id=request.tournament_id, player_id=viewer)
-        hands = chosen[-request.limit :][::-1]
+        hands = await histories.latest(
+            tournament_id=request.tournament_id, player_id=viewer, limit=request.limit
+        )
     return HandHistories(
         request_id=request.request_id,
         hands=[
