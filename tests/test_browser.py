@@ -559,6 +559,16 @@ async def _browse(
             me = f"p{record['players'].index(HERO) + 1}"
             for words in (a.split() for a in record["actions"] if a.startswith("d dh ")):
                 assert words[2] in (me, *shown) or words[3] == "????", record["actions"]
+            # the operator opens that hand by its id: every hole card face up
+            await desk.click("#tabs a[data-view=replayer]")
+            await desk.fill("#stored-id", record["hand_id"])
+            await desk.click("#stored-open-id")
+            await desk.wait_for_selector("#replay-felt[data-hand-id]:not([data-hand-id=''])")
+            assert await desk.get_attribute("#replay-felt", "data-hand-id") == record["hand_id"]
+            await desk.click("#replay-end")
+            faces = await desk.locator("#replay-felt .seat .card.face").count()
+            assert faces == 2 * len(record["players"]), (faces, record["players"])
+            await desk.click("#tabs a[data-view=operator]")
 
             # the operator cancels: the money left in play is shared, the page shows the end
             await desk.click("#op-cancel")
