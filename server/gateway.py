@@ -727,11 +727,11 @@ class Gateway:
         async def reply() -> None:
             try:
                 answer = await hand_requests.answer(self.store.histories, role, session.player, message)
-            except StoreError as error:
-                log.error("%s: the store did not answer: %s", message.request_id, error)
+            except Exception:  # a bug: the other sessions and the tables go on
+                log.exception("session %s: %s failed", session.id, type(message).__name__)
                 answer = Error(
-                    code=ErrorCode.SERVER_BUSY,
-                    message="the stored hands cannot be read now; try again",
+                    code=ErrorCode.INTERNAL,
+                    message="the server failed on that request; nothing changed",
                     request_id=message.request_id,
                     fatal=False,
                 )

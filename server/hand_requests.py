@@ -9,6 +9,10 @@ cannot be probed. Observers get nothing.
 
 from __future__ import annotations
 
+import logging
+
+import asyncpg
+
 from engine.history.phh import PhhError, PhhHand, loads_phh
 from protocol.client_messages import HandHistory, HandList
 from protocol.errors import ErrorCode
@@ -16,18 +20,32 @@ from protocol.kinds import Role
 from protocol.server_messages import Error, HandHistories, HandRecord, HandSummary
 from server.cli.history_export import own_phh
 from server.clock import milliseconds
-from server.store.errors import HandHistoryError
+from server.store.errors import HandHistoryError, StoreError
 from server.store.histories import HandHistories as StoredHands
 from server.store.histories import HandRecord as StoredHand
 
 HandAnswer = HandHistories | HandRecord | Error
 
+log = logging.getLogger("feltd.gateway")
+
 
 async def answer(
     histories: StoredHands, role: Role, player: str | None, request: HandList | HandHistory
 ) -> HandAnswer:
-    """The reply to ``request`` from a connection of ``role`` (``player`` for a player's).
-    Store failures are left to the caller (they are the server's, not the request's)."""
+    """The reply to ``request`` from a connection of ``role`` (``player`` for a player's); a
+    database that does not answer is ``server_busy`` (the request may be sent again)."""
+    try:
+        return await _answer(histories, role, player, request)
+    except (StoreError, asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as error:
+        log.error("%s: the store did not answer: %s", request.request_id, error)
+        return _error(
+            ErrorCode.SERVER_BUSY, "the stored hands cannot be read now; try again", request.request_id
+        )
+
+
+async def _answer(
+    histories: StoredHands, role: Role, player: str | None, request: HandList | HandHistory
+) -> HandAnswer:
     request_id = request.request_id
     if role is Role.OBSERVER or (role is Role.PLAYER and player is None):
         text = "stored hands are for the players dealt in and operators"

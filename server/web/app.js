@@ -1,5 +1,5 @@
 // feltd's browser client: one WebSocket on the JSON subprotocol (docs/protocol.md), the lobby,
-// the player's table, the tournament, the operator's desk and a replayer of the hands seen.
+// the player's table, the tournament, the operator's desk and a replayer of the hands seen or stored.
 
 import { applyEvent, deckMatches, fromSnapshot, presets, renderTable } from "./table.js";
 import { drawChipChart } from "./chart.js";
