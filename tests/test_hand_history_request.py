@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import time
 
 from server_harness import Harness, Player, running_server, tournament_toml
@@ -14,11 +15,27 @@ from client.connection import Connection
 from engine.cards import cards_str
 from engine.history.phh import PhhActionKind, loads_phh, parse_action
 from protocol import client_messages as cm
+from protocol import operator_requests as op
 from protocol import server_messages as sm
+from protocol import table_events as te
 from protocol.errors import ErrorCode
+from protocol.kinds import ActionKind
 from server.store.histories import HandRecord
 
-NAMES = ["ann", "bob", "cat", "dan", "eve", "fay"]
+NAMES = ["ann", "bob", "cat", "dan", "eve", "fay", "gus", "hal", "ivy"]
+
+
+def calls(legal: te.LegalView, rng: random.Random) -> tuple[ActionKind, int | None]:
+    """ann checks and calls to the end: her hands reach showdowns."""
+    return ActionKind.CHECK_OR_CALL, None
+
+
+def limps(legal: te.LegalView, rng: random.Random) -> tuple[ActionKind, int | None]:
+    """The others never bet: nobody busts, some fold (their cards stay hidden), the rest show
+    down with ann."""
+    if legal.can_fold and rng.random() < 0.3:
+        return ActionKind.FOLD, None
+    return ActionKind.CHECK_OR_CALL, None
 
 
 def _dealt(hand: HandRecord) -> dict[str, str]:
@@ -42,15 +59,27 @@ def _shown(hand: HandRecord) -> set[str]:
     }
 
 
-async def _ask(connection: Connection, request: cm.HandList | cm.HandHistory) -> sm.ServerMessage:
+async def _ask(
+    connection: Connection, request: cm.HandList | cm.HandHistory | op.OpTournamentPause
+) -> sm.ServerMessage:
     await connection.send(request)
     deadline = time.monotonic() + 30
     while True:
         message = await connection.recv(deadline - time.monotonic())
-        if isinstance(message, sm.HandHistories | sm.HandRecord | sm.Error) and (
+        if isinstance(message, sm.HandHistories | sm.HandRecord | sm.Error | sm.Ack) and (
             message.request_id == request.request_id
         ):
             return message
+
+
+async def _until_no_new_hands(harness: Harness, tournament_id: str) -> None:
+    """Waits until the paused tournament's tables have finished the hands they were playing."""
+    counts = [-2, -1]
+    deadline = time.monotonic() + 60
+    while counts[-1] != counts[-2]:
+        assert time.monotonic() < deadline, "the paused tournament kept dealing"
+        await asyncio.sleep(0.5)
+        counts.append(len(await harness.store.histories.by_tournament(tournament_id)))
 
 
 async def _hands_to_ask_about(
@@ -66,9 +95,11 @@ async def _hands_to_ask_about(
         shown = [h for h in ann if _shown(h) - {"ann"}]
         other = [h for h in hands if "ann" not in _dealt(h)]
         if hidden and shown and other:
-            return hidden[0], shown[0], other[0]
+            # the newest of each: the lists asked for next hold the newest hands only
+            return hidden[-1], shown[-1], other[-1]
         await asyncio.sleep(0.5)
-    raise AssertionError("the tournament played no such hands")
+    found = (len(hands), len(ann), len(hidden), len(shown), len(other))
+    raise AssertionError(f"the tournament played no such hands (hands, ann's, hidden, shown, other): {found}")
 
 
 async def test_hand_history_privacy_player_observer_operator(postgres_server_url: str) -> None:
@@ -76,16 +107,24 @@ async def test_hand_history_privacy_player_observer_operator(postgres_server_url
         await harness.add_players(NAMES)
         operator = await harness.store.players.add_operator("boss")
         tournament_id = await harness.create(
-            tournament_toml("hh", players=6, table_size=3, level_minutes=2), starts_in=60
+            tournament_toml("hh", players=len(NAMES), table_size=3, level_minutes=5), starts_in=60
         )
-        players = [Player(harness.connection(n), tournament_id, seed=i) for i, n in enumerate(NAMES[1:])]
+        players = [
+            Player(harness.connection(n), tournament_id, limps, seed=i) for i, n in enumerate(NAMES[1:])
+        ]
         runs = asyncio.ensure_future(asyncio.gather(*(p.run() for p in players)))
-        ann_player = Player(harness.connection("ann"), tournament_id, seed=99)
+        ann_player = Player(harness.connection("ann"), tournament_id, calls)
         ann_runs = asyncio.ensure_future(ann_player.run())
         ann = harness.connection("ann", json=True)
         observer = harness.connection(None)
         boss = Connection(harness.url, token=operator.token)
         try:
+            await boss.connect()
+            await _hands_to_ask_about(harness, tournament_id)
+            # the operator pauses, so the lists below (the newest hands) stop moving
+            paused = await _ask(boss, op.OpTournamentPause(request_id="pause", tournament_id=tournament_id))
+            assert isinstance(paused, sm.Ack), paused
+            await _until_no_new_hands(harness, tournament_id)
             hidden, shown, other = await _hands_to_ask_about(harness, tournament_id)
             ann_runs.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -93,7 +132,6 @@ async def test_hand_history_privacy_player_observer_operator(postgres_server_url
             await ann_player.connection.close()
             await ann.connect()
             await observer.connect()
-            await boss.connect()
 
             # the list: ann's own hands only, newest first
             listed = await _ask(ann, cm.HandList(request_id="l1", tournament_id=tournament_id, limit=100))
@@ -141,6 +179,8 @@ async def test_hand_history_privacy_player_observer_operator(postgres_server_url
             assert isinstance(record, sm.HandRecord), record
             assert "????" not in " ".join(record.actions)
             assert all(dealt in " ".join(record.actions) for dealt in _dealt(hidden).values())
+            record = await _ask(boss, cm.HandHistory(request_id="b4", hand_id=other.hand_id))
+            assert isinstance(record, sm.HandRecord) and "ann" not in record.players, record
             listed = await _ask(boss, cm.HandList(request_id="b2", tournament_id=tournament_id, limit=100))
             assert isinstance(listed, sm.HandHistories) and other.hand_id in [h.hand_id for h in listed.hands]
             refused = await _ask(boss, cm.HandList(request_id="b3"))
