@@ -186,6 +186,28 @@ class Chat(Message, frozen=True, kw_only=True):
             raise ValueError("chat text must be printable characters: no line breaks or control characters")
 
 
+MAX_HAND_LIST = 100
+
+
+class HandList(Message, frozen=True, kw_only=True):
+    """Asks for stored hands, newest first, at most ``limit``: a player's own hands (in
+    ``tournament_id`` only, if given); an operator's must name the tournament. Answered by
+    ``hand_histories``."""
+
+    request_id: Id
+    tournament_id: Id | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_HAND_LIST)] = 20
+
+
+class HandHistory(Message, frozen=True, kw_only=True):
+    """Asks for one stored hand, by the ``hand_id`` a ``hand_histories`` entry gives: a player
+    gets only a hand they were dealt in, as they saw it; an operator gets any hand with every
+    card. Answered by ``hand_record``."""
+
+    request_id: Id
+    hand_id: Id
+
+
 ClientMessage = (
     Hello
     | Ping
@@ -205,6 +227,8 @@ ClientMessage = (
     | SitOut
     | SitIn
     | Chat
+    | HandList
+    | HandHistory
     | OperatorRequest
     | DealRequest
 )

@@ -318,6 +318,52 @@ class OpEvent(Message, frozen=True, kw_only=True):
     command: str | None = None
 
 
+# --- stored hands --------------------------------------------------------------------------------
+
+
+class HandSummary(Record, frozen=True, kw_only=True):
+    """A stored hand in a ``hand_histories`` list: ``players`` dealt in, in seat order."""
+
+    hand_id: str
+    tournament_id: str
+    table_id: Positive
+    hand_number: Positive
+    finished_at_ms: Millis
+    players: list[str]
+
+
+class HandHistories(Message, frozen=True, kw_only=True):
+    """The answer to ``hand_list``: stored hands, newest first."""
+
+    request_id: str
+    hands: list[HandSummary]
+
+
+class HandRecord(Message, frozen=True, kw_only=True):
+    """The answer to ``hand_history``: one stored hand as the asker may see it, in the fields of
+    the Poker Hand History format (PHH). ``players``, ``seats``, ``starting_stacks``,
+    ``finishing_stacks``, ``antes`` and ``blinds_or_straddles`` are in PHH player order (the
+    first seat after the button first, the button last); ``actions`` are PHH action lines in order (``d dh p1
+    AsKd`` deals hole cards, ``????`` where the asker may not see them; ``d db`` the board;
+    ``pN f``, ``cc``, ``cbr AMOUNT``; ``pN sm CARDS`` shows at the showdown)."""
+
+    request_id: str
+    hand_id: str
+    tournament_id: str
+    table_id: Positive
+    hand_number: Positive
+    finished_at_ms: Millis
+    variant: str
+    seat_count: Positive
+    players: list[str]
+    seats: list[Positive]
+    starting_stacks: list[Count]
+    finishing_stacks: list[Count]
+    antes: list[Count]
+    blinds_or_straddles: list[Count]
+    actions: list[str]
+
+
 ServerMessage = (
     Welcome
     | Pong
@@ -341,6 +387,8 @@ ServerMessage = (
     | OpTournament
     | OpResults
     | OpEvent
+    | HandHistories
+    | HandRecord
 )
 
 SERVER_MESSAGE_TYPES: tuple[type[Message], ...] = get_args(ServerMessage)

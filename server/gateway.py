@@ -50,6 +50,8 @@ from protocol.client_messages import (
     Chat,
     ClientMessage,
     DeclineRebuy,
+    HandHistory,
+    HandList,
     Hello,
     LobbySubscribe,
     LobbyUnsubscribe,
@@ -96,7 +98,7 @@ from protocol.server_messages import (
     Unseated,
     Welcome,
 )
-from server import views
+from server import hand_requests, views
 from server.bus import Bus, BusError, Subscription
 from server.clock import Clock, milliseconds
 from server.messages import (
@@ -655,6 +657,8 @@ class Gateway:
             if subscription is not None:
                 subscription.close()
             self._ack(session, request_id)
+        elif isinstance(message, HandList | HandHistory):
+            self._hand_request(session, message)
         elif isinstance(message, OperatorRequestType):
             self._operator_request(session, message, received_at)
         elif isinstance(message, _TOURNAMENT_REQUESTS):
@@ -716,6 +720,31 @@ class Gateway:
             self.bus.send(OPERATIONS, request)
         else:
             self._not_found(session, "this server takes no operator requests", request_id)
+
+    def _hand_request(self, session: Session, message: HandList | HandHistory) -> None:
+        """Stored hands are read from the store off the frame loop (``server.hand_requests``
+        decides what the asker may see)."""
+        role = session.role
+        if role is None:
+            return
+
+        async def reply() -> None:
+            try:
+                answer = await hand_requests.answer(self.store.histories, role, session.player, message)
+            except Exception:  # a bug: the other sessions and the tables go on
+                log.exception("session %s: %s failed", session.id, type(message).__name__)
+                answer = Error(
+                    code=ErrorCode.INTERNAL,
+                    message="the server failed on that request; nothing changed",
+                    request_id=message.request_id,
+                    fatal=False,
+                )
+            if not session.closing:
+                session.send(answer)
+
+        task = asyncio.get_running_loop().create_task(reply())
+        self._closers.add(task)
+        task.add_done_callback(self._closers.discard)
 
     def _ack(self, session: Session, request_id: str | None) -> None:
         if request_id is not None:
@@ -980,6 +1009,8 @@ _TOURNAMENT_REQUESTS = (
     Unregister,
     Rebuy,
     DeclineRebuy,
+    HandHistory,
+    HandList,
     AddOn,
     SitOut,
     SitIn,

@@ -543,6 +543,32 @@ async def _browse(
             await hero.click("#replay-end")
             assert await hero.locator("#replay-log li").count() > 3
             assert "is over" in await hero.inner_text("#replay-log li >> nth=-1")
+            # and through a stored hand, fetched from the server's hand histories (hand_list,
+            # hand_history): the hero's own cards face up, nobody else's but those shown
+            await hero.click("#stored-refresh")
+            await hero.wait_for_selector("#stored-hands option", state="attached")
+            await hero.click("#stored-open")
+            await hero.wait_for_selector("#replay-felt[data-hand-id]:not([data-hand-id=''])")
+            await hero.click("#replay-end")
+            assert "is over" in await hero.inner_text("#replay-log li >> nth=-1")
+            assert "hero is dealt" in await hero.inner_text("#replay-log")
+            assert await hero.locator("#replay-felt .seat.me .card.face").count() == 2
+            (record,) = [f for f in frames.received if f["type"] == "hand_record"][-1:]
+            assert record["hand_id"] == await hero.get_attribute("#replay-felt", "data-hand-id")
+            shown = {w[0] for w in (a.split() for a in record["actions"]) if w[1:2] == ["sm"] and len(w) > 2}
+            me = f"p{record['players'].index(HERO) + 1}"
+            for words in (a.split() for a in record["actions"] if a.startswith("d dh ")):
+                assert words[2] in (me, *shown) or words[3] == "????", record["actions"]
+            # the operator opens that hand by its id: every hole card face up
+            await desk.click("#tabs a[data-view=replayer]")
+            await desk.fill("#stored-id", record["hand_id"])
+            await desk.click("#stored-open-id")
+            await desk.wait_for_selector("#replay-felt[data-hand-id]:not([data-hand-id=''])")
+            assert await desk.get_attribute("#replay-felt", "data-hand-id") == record["hand_id"]
+            await desk.click("#replay-end")
+            faces = await desk.locator("#replay-felt .seat .card.face").count()
+            assert faces == 2 * len(record["players"]), (faces, record["players"])
+            await desk.click("#tabs a[data-view=operator]")
 
             # the operator cancels: the money left in play is shared, the page shows the end
             await desk.click("#op-cancel")

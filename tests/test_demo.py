@@ -52,6 +52,10 @@ async def test_demo_plays_a_whole_tournament_over_websockets_and_the_ledger_bala
     out = result.stdout
     assert result.returncode == 0, f"demo failed:\n{out}\n{result.stderr}"
     assert "server: ws://127.0.0.1:" in out, out
+    watch = next(
+        line for line in out.splitlines() if line.startswith("watch in a browser: open http://127.0.0.1:")
+    )
+    token = watch.split("paste the operator token ", 1)[1].split()[0]
     assert "started: 20 players at 3 tables" in out, out
     assert "players left" in out and "chip leader" in out, out
     assert "tournament demo-1: finished in" in out, out
@@ -64,5 +68,7 @@ async def test_demo_plays_a_whole_tournament_over_websockets_and_the_ledger_bala
     async with open_store(demo_database) as store:
         record = await store.tournaments.get("demo-1")
         hands = await store.histories.by_tournament("demo-1")
+        operator = await store.players.authenticate_operator(token)
+    assert operator is not None, f"the printed token is no operator's: {watch}"
     assert record.status is TournamentStatus.FINISHED
     assert f"{len(hands):,} hands stored" in out and len(hands) > 10

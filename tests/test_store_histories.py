@@ -94,6 +94,14 @@ async def test_hands_are_found_by_id_player_and_tournament(store: Store) -> None
     assert [h.hand_number for h in page + older] == [5, 4, 3, 2], "paging with before= continues"
     with pytest.raises(HandHistoryError, match="no hand has id"):
         await store.histories.get("missing")
+    # the newest few, newest first: a tournament's, a player's, a player's in a tournament
+    assert [h.hand_number for h in await store.histories.latest(tournament_id="hh1", limit=2)] == [5, 4]
+    assert [h.hand_number for h in await store.histories.latest(player_id="dan")] == [4, 2]
+    assert await store.histories.latest(tournament_id="other", player_id="dan") == []
+    cat = await store.histories.latest(tournament_id="hh1", player_id="cat", limit=2)
+    assert [h.hand_number for h in cat] == [5, 3]
+    with pytest.raises(HandHistoryError, match="choose the hands"):
+        await store.histories.latest()
 
 
 async def test_tournament_exports_as_one_phhs_file_pokerkit_reads_and_as_pokerstars_text(

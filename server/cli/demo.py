@@ -2,7 +2,8 @@
 tournament in a few minutes.
 
 It runs the game server in this process (on the embedded PostgreSQL, or ``--database-url``) on
-a free loopback port and prints its URL, so a person can watch a table with `feltd connect`.
+a free loopback port and prints its URL, so a person can watch a table with `feltd connect`, and
+the browser client's address with the run's operator token to paste into it.
 Then it does what `feltd bots --create` does against that URL (``server.cli.bots``): an
 operator's connection schedules the tournament over the protocol, the bots' accounts are made
 with one entry's price each, every bot logs in over its own WebSocket and registers, and the
@@ -189,6 +190,12 @@ async def _demo(args: argparse.Namespace, toml_text: str | None, choice: Databas
         try:
             print(f"server: {server.url} (health: http://{server.host}:{server.port}/healthz)", flush=True)
             operator = await store.players.add_operator(f"demo-{random.randbytes(3).hex()}")
+            # this run's operator: an operator may watch any table, so a person can follow the demo
+            print(
+                f"watch in a browser: open http://{server.host}:{server.port}/ and paste the operator "
+                f"token {operator.token} (it watches any table; the server stops when the demo ends)",
+                flush=True,
+            )
             control = Control(server.url, operator.token)
             await control.start()
             tournament_id = await _next_id_cancelling_leftovers(control)

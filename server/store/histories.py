@@ -182,6 +182,29 @@ class HandHistories:
             )
         return [_record(row) for row in rows]
 
+    async def latest(
+        self, *, tournament_id: str | None = None, player_id: str | None = None, limit: int = DEFAULT_LIMIT
+    ) -> list[HandRecord]:
+        """The newest ``limit`` hands of a tournament, of a player, or of a player in a
+        tournament, newest first (``select``'s choice, without reading every hand)."""
+        if tournament_id is None and player_id is None:
+            raise HandHistoryError("choose the hands by tournament, by player, or both")
+        columns = ", ".join("h." + c for c in _COLUMNS.split(", "))
+        # each way down its own index, newest first: a player's hands, or a tournament's
+        if player_id is not None:
+            query = f"""SELECT {columns}
+                          FROM hand_players AS p JOIN hand_histories AS h ON h.hand_id = p.hand_id
+                         WHERE p.player_id = $2 AND ($1::text IS NULL OR h.tournament_id = $1)
+                         ORDER BY p.finished_at DESC, p.hand_id DESC LIMIT $3"""
+        else:
+            # ($2 is always NULL here: one parameter list for both queries)
+            query = f"""SELECT {columns} FROM hand_histories AS h
+                         WHERE h.tournament_id = $1 AND $2::text IS NULL
+                         ORDER BY h.finished_at DESC, h.hand_id DESC LIMIT $3"""
+        async with self._pool.acquire(timeout=self._timeout) as conn:
+            rows = await conn.fetch(query, tournament_id, player_id, limit, timeout=self._timeout)
+        return [_record(row) for row in rows]
+
     async def export_phh(self, tournament_id: str) -> str:
         """The tournament's hands as one ``.phhs`` file: each hand under ``[n]``, oldest first."""
         return phhs_text(await self.by_tournament(tournament_id))

@@ -1,8 +1,9 @@
 // feltd's browser client: one WebSocket on the JSON subprotocol (docs/protocol.md), the lobby,
-// the player's table, the tournament, the operator's desk and a replayer of the hands seen.
+// the player's table, the tournament, the operator's desk and a replayer of the hands seen or stored.
 
 import { applyEvent, deckMatches, fromSnapshot, presets, renderTable } from "./table.js";
 import { drawChipChart } from "./chart.js";
+import { storedSteps, storedTable } from "./stored.js";
 
 const TOKEN_KEY = "feltd.token";
 const PROTOCOL = 1;
@@ -178,6 +179,8 @@ function handle(m) {
       return onOpTournament(m);
     case "op_results": return settle(m.request_id, m, true);
     case "op_event": return onOpEvent(m);
+    case "hand_histories":
+    case "hand_record": return settle(m.request_id, m, true);
     default:
       return undefined; // a newer message type: ignored (section 18)
   }
@@ -944,7 +947,48 @@ function setupOperator() {
 
 // -- the replayer -----------------------------------------------------------------------------
 
+// replay.hand is a hand this page recorded ({snapshot, events}) or a stored one ({record})
 const replay = { hand: null, step: 0 };
+
+function replaySteps(h) {
+  return h.record ? storedSteps(h.record) : h.events.length;
+}
+
+// The stored hands the server lets this login see (docs/protocol.md "Stored hands"): a player's
+// own; an operator's of the tournament in view.
+function loadStoredHands() {
+  if (state.role !== "player" && state.role !== "operator") {
+    $("stored-note").textContent = "Log in with a token to open stored hands.";
+    return;
+  }
+  const ask = { type: "hand_list", limit: 50 };
+  if (state.role === "operator") {
+    const id = state.currentTournament ?? [...state.lobby.keys()][0];
+    if (!id) return;
+    ask.tournament_id = id;
+  }
+  request(ask).then((m) => {
+    const select = $("stored-hands");
+    select.replaceChildren();
+    for (const h of m.hands) {
+      const o = document.createElement("option");
+      o.value = h.hand_id;
+      const when = new Date(h.finished_at_ms).toLocaleTimeString();
+      o.textContent = `${h.tournament_id}, table ${h.table_id}, hand #${h.hand_number} (${when})`;
+      select.append(o);
+    }
+    $("stored-note").textContent = `${m.hands.length} stored hands`;
+  }, () => {});
+}
+
+function openStoredHand(handId) {
+  if (!handId) return;
+  request({ type: "hand_history", hand_id: handId }).then((record) => {
+    replay.hand = { record };
+    replay.step = 0;
+    drawReplay();
+  }, () => {});
+}
 
 function renderReplayerList() {
   const select = $("replay-hand");
@@ -975,25 +1019,40 @@ function drawReplay() {
     felt.replaceChildren();
     return;
   }
-  const t = fromSnapshot(h.snapshot, state.player);
-  for (const ev of h.events.slice(0, replay.step)) {
-    for (const line of applyEvent(t, ev, state.player)) addLine(log, line);
+  let t;
+  if (h.record) {
+    const drawn = storedTable(h.record, replay.step, state.player);
+    t = drawn.t;
+    for (const line of drawn.lines) addLine(log, line);
+    felt.dataset.handId = h.record.hand_id;
+  } else {
+    t = fromSnapshot(h.snapshot, state.player);
+    for (const ev of h.events.slice(0, replay.step)) {
+      for (const line of applyEvent(t, ev, state.player)) addLine(log, line);
+    }
+    felt.dataset.handId = "";
   }
   renderTable(felt, t, state.player);
-  $("replay-position").textContent = `step ${replay.step} of ${h.events.length}`;
+  $("replay-position").textContent = `step ${replay.step} of ${replaySteps(h)}`;
 }
 
 function setupReplayer() {
   $("replay-hand").onchange = (e) => chooseReplay(Number(e.target.value));
   const go = (f) => () => {
     if (!replay.hand) return;
-    replay.step = Math.max(0, Math.min(replay.hand.events.length, f(replay.step)));
+    replay.step = Math.max(0, Math.min(replaySteps(replay.hand), f(replay.step)));
     drawReplay();
   };
   $("replay-start").onclick = go(() => 0);
   $("replay-prev").onclick = go((s) => s - 1);
   $("replay-next").onclick = go((s) => s + 1);
   $("replay-end").onclick = go(() => Infinity);
+  $("stored-refresh").onclick = loadStoredHands;
+  $("stored-open").onclick = () => openStoredHand($("stored-hands").value);
+  $("stored-id-form").onsubmit = (e) => {
+    e.preventDefault();
+    openStoredHand($("stored-id").value.trim());
+  };
 }
 
 // -- views and login --------------------------------------------------------------------------
@@ -1010,7 +1069,10 @@ function showView(name) {
   for (const a of document.querySelectorAll("#tabs a")) a.classList.toggle("active", a.dataset.view === name);
   if (name !== "login" && location.hash !== `#${name}`) history.replaceState(null, "", `#${name}`);
   if (name === "tournament") renderTournament();
-  if (name === "replayer") drawReplay();
+  if (name === "replayer") {
+    drawReplay();
+    loadStoredHands();
+  }
   if (name === "operator") refreshOperator();
 }
 
