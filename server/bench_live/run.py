@@ -485,7 +485,8 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         if FELTD in pair and RELAY in pair and pair[RELAY] > 0:
             print(
                 f"saturation at {players:,} players: feltd {pair[FELTD]:.0f} actions/s, "
-                f"relay {pair[RELAY]:.0f} actions/s with p99 under 50 ms: ratio feltd/relay {pair[FELTD] / pair[RELAY]:.2f}"
+                f"relay {pair[RELAY]:.0f} actions/s with p99 under 50 ms: "
+                f"ratio feltd/relay {pair[FELTD] / pair[RELAY]:.2f}"
             )
 
 
