@@ -33,7 +33,7 @@ RELAY = "relay"
 SUBPROTOCOL = "feltd.msgpack.v1"
 CONNECT_CONCURRENCY = 64  # handshakes in flight per process (the server's accept backlog is 100)
 REGISTER_CONCURRENCY = 64  # registrations in flight per process
-LOST_AFTER = 5.0  # an act whose broadcast has not come back after this many seconds is an error
+LOST_AFTER = 5.0  # default: an act whose broadcast has not come back after this long is an error
 
 
 def raise_file_limit() -> tuple[int, int]:
@@ -53,6 +53,7 @@ class GeneratorPlan:
     total: int  # players in the whole bench (the relay's table layout needs it)
     table_size: int
     seed: int
+    lost_after: float = LOST_AFTER
 
 
 @dataclass
@@ -254,8 +255,9 @@ class Generator:
             await asyncio.sleep(1.0)
             now = time.monotonic()
             for bot in self.bots:
-                if bot.pending_at and now - bot.pending_at > LOST_AFTER:
-                    self.samples.errors.append((bot.pending_at, f"no broadcast within {LOST_AFTER:g} s"))
+                if bot.pending_at and now - bot.pending_at > self.plan.lost_after:
+                    lost = f"no broadcast within {self.plan.lost_after:g} s"
+                    self.samples.errors.append((bot.pending_at, lost))
                     bot.pending_at = 0.0
 
     # -- commands -----------------------------------------------------------------------------------
@@ -299,6 +301,7 @@ class Generator:
             "registered": sum(1 for bot in self.bots if bot.registered),
             "seated": sum(1 for bot in self.bots if bot.table),
             "eliminated": sum(1 for bot in self.bots if bot.eliminated),
+            "answered": len(self.samples.sent),
         }
 
     def _window(self, start: float, end: float) -> tuple[list[float], Counter[str]]:

@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=positive,
         default=None,
         metavar="N",
-        help="players in the saturation run (default: the largest --players)",
+        help="players in the saturation run (default: the smallest --players)",
     )
     parser.add_argument(
         "--step-warmup",
@@ -64,6 +64,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--step-seconds", type=_seconds, default=10.0, metavar="S", help="saturation: each step's window"
+    )
+    parser.add_argument(
+        "--lost-after",
+        type=_seconds,
+        default=5.0,
+        metavar="S",
+        help="an act whose broadcast has not come back after S seconds counts as an error",
     )
     parser.add_argument("--seed", type=int, default=1, help="the bots' random seed")
     parser.add_argument("--json", metavar="FILE", default=None, help="also write the table's rows as JSON")
