@@ -66,7 +66,7 @@ def test_bench_live_prints_every_figure_for_feltd_and_the_relay(
     assert "lean load generator" in out, out
     assert "| players | server | p50 ms | p99 ms | max ms | actions/s | errors |" in out, out
     assert "| 18 | feltd |" in out and "| 18 | relay |" in out, out
-    assert "saturation at 18 players: feltd" in out and "ratio feltd/relay" in out, out
+    assert "saturation at 18 players, feltd:" in out and "ratio feltd/relay" in out, out
     rows = {row["server"]: row for row in json.loads(rows_file.read_text())}
     assert set(rows) == {"feltd", "relay"}
     for server, row in rows.items():

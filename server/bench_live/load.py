@@ -282,6 +282,9 @@ class Generator:
                         bot.plan()
             elif name == "status":
                 self.control.send(self._status())
+            elif name == "unanswered":
+                before = arguments[0]
+                self.control.send(sum(1 for bot in self.bots if 0.0 < bot.pending_at < before))
             elif name == "window":
                 self.control.send(self._window(*arguments))
             elif name == "close":
