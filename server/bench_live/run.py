@@ -531,7 +531,8 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         for server, row in pair.items():
             print(
                 f"saturation at {players:,} players, {server}: "
-                f"{row['saturation_actions_per_s']:.0f} actions/s with p99 under 50 ms; peak {row['peak_actions_per_s']:.0f} actions/s at any p99"
+                f"{row['saturation_actions_per_s']:.0f} actions/s with p99 under 50 ms; "
+                f"peak {row['peak_actions_per_s']:.0f} actions/s at any p99"
             )
         if FELTD in pair and RELAY in pair and pair[RELAY]["saturation_actions_per_s"] > 0:
             ratio = pair[FELTD]["saturation_actions_per_s"] / pair[RELAY]["saturation_actions_per_s"]
