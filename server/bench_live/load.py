@@ -364,7 +364,8 @@ class Generator:
                 await self._registered_all
         except TimeoutError:
             pass
-        self.control.send(("registered", sum(1 for bot in self.bots if bot.registered)))
+        refused = Counter(kind for _, kind in self.samples.errors)
+        self.control.send(("registered", sum(1 for bot in self.bots if bot.registered), dict(refused)))
 
     def _pump_registrations(self) -> None:
         while self._register_queue and self._registering < REGISTER_CONCURRENCY:

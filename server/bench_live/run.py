@@ -395,11 +395,16 @@ class Bench:
             )
             if mode == FELTD:
                 started = time.monotonic()
-                registered = sum(answer[1] for answer in generators.ask("register", tournament_id))
+                answers = generators.ask("register", tournament_id)
+                registered = sum(answer[1] for answer in answers)
                 result.register_seconds = time.monotonic() - started
+                refused: Counter[str] = Counter()
+                for answer in answers:
+                    refused.update(answer[2])
                 self.say(
-                    f"feltd: {registered} registered in {result.register_seconds:.1f} s; "
-                    "starting the tournament"
+                    f"feltd: {registered} registered in {result.register_seconds:.1f} s"
+                    + (f" (errors so far: {dict(refused)})" if refused else "")
+                    + "; starting the tournament"
                 )
                 assert self.accounts is not None
                 operator_start(f"ws://127.0.0.1:{port}/", self.accounts.operator_token, tournament_id)
