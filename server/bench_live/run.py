@@ -444,7 +444,7 @@ class Bench:
                 generators.close()
             server.terminate()
             try:
-                server.wait(30)
+                server.wait(10)
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()
