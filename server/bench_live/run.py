@@ -434,10 +434,15 @@ class Bench:
                 window = self.measure(generators, server.pid, step, self.args.step_seconds, following)
                 result.saturation.append(window)
                 self.say(f"{mode} saturation: {describe(window)}")
-                # two steps over the target in a row end it: on a shared machine one noisy
-                # window alone does not show the server saturated
+                # it ends once two steps in a row are over the target and the rate stopped
+                # rising: on a shared machine one noisy window does not show the server saturated,
+                # and the peak rate is only known once more demand no longer brings more actions
                 last_two = result.saturation[-2:]
-                if len(last_two) == 2 and all(w.percentile(0.99) > TARGET_P99 for w in last_two):
+                if (
+                    len(last_two) == 2
+                    and all(w.percentile(0.99) > TARGET_P99 for w in last_two)
+                    and last_two[1].actions_per_second <= 1.1 * last_two[0].actions_per_second
+                ):
                     break
         finally:
             if generators is not None:

@@ -46,7 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-saturation",
         dest="saturation",
         action="store_false",
-        help="skip the saturation run (shorter and shorter think times until p99 passes 50 ms)",
+        help="skip the saturation run (shorter and shorter think times until p99 passes 50 ms "
+        "and the rate stops rising)",
     )
     parser.add_argument(
         "--saturation-players",
