@@ -113,6 +113,7 @@ class Bot:
     def on_message(self, payload: bytes) -> None:
         message = msgpack.unpackb(payload)
         kind = message["type"]
+        self.gen.received[kind] += 1
         if kind == "table_event":
             event = message["event"]
             what = event["type"]
@@ -212,6 +213,7 @@ class Generator:
         self.rng = random.Random(plan.seed)
         self.bots = [Bot(self, index, player, token) for index, player, token in plan.players]
         self.samples = Samples()
+        self.received: Counter[str] = Counter()  # frames received, by message type
         self.think_low = 1.0
         self.think_high = 3.0
         self.closing = False
@@ -305,6 +307,7 @@ class Generator:
             "seated": sum(1 for bot in self.bots if bot.table),
             "eliminated": sum(1 for bot in self.bots if bot.eliminated),
             "answered": len(self.samples.sent),
+            "frames": sum(self.received.values()),
         }
 
     def _window(self, start: float, end: float) -> tuple[list[float], Counter[str]]:
@@ -356,6 +359,7 @@ class Generator:
 
     async def _register_all(self, tournament_id: str) -> None:
         self._tournament = tournament_id
+        before = self.received.copy()
         self._register_queue = [bot for bot in self.bots if bot.welcomed][::-1]
         self._registered_all = self.loop.create_future()
         self._pump_registrations()
@@ -365,7 +369,9 @@ class Generator:
         except TimeoutError:
             pass
         refused = Counter(kind for _, kind in self.samples.errors)
-        self.control.send(("registered", sum(1 for bot in self.bots if bot.registered), dict(refused)))
+        received = dict(self.received - before)
+        registered = sum(1 for bot in self.bots if bot.registered)
+        self.control.send(("registered", registered, dict(refused), received))
 
     def _pump_registrations(self) -> None:
         while self._register_queue and self._registering < REGISTER_CONCURRENCY:

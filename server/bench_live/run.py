@@ -59,6 +59,7 @@ class Window:
     server_cpu: float  # percent of one core
     generator_cpu: float  # percent of one core, all generator processes together
     rss: int  # bytes, at the end
+    frames_per_second: float  # frames the players received (every player's copy counted)
 
     @property
     def actions_per_second(self) -> float:
@@ -332,9 +333,11 @@ class Bench:
     ) -> Window:
         """A window of ``seconds`` at ``think``; ``then``: the next step's think time, which
         starts (its warm-up) while this window's last acts are waited for."""
+        frames0 = generators.status().get("frames", 0)
         started, server0, gen0 = time.monotonic(), cpu_seconds(pid), generators.cpu_seconds()
         time.sleep(seconds)
         ended, server1, gen1 = time.monotonic(), cpu_seconds(pid), generators.cpu_seconds()
+        frames1 = generators.status().get("frames", 0)
         rss = rss_bytes(pid)
         if then is not None:
             generators.send("think", *then)
@@ -350,7 +353,14 @@ class Bench:
             errors.update(part_errors)
         span = ended - started
         return Window(
-            think, span, latencies, errors, 100 * (server1 - server0) / span, 100 * (gen1 - gen0) / span, rss
+            think,
+            span,
+            latencies,
+            errors,
+            100 * (server1 - server0) / span,
+            100 * (gen1 - gen0) / span,
+            rss,
+            (frames1 - frames0) / span,
         )
 
     def wait_for_play(self, generators: Generators, players: int) -> None:
@@ -399,11 +409,14 @@ class Bench:
                 registered = sum(answer[1] for answer in answers)
                 result.register_seconds = time.monotonic() - started
                 refused: Counter[str] = Counter()
+                received: Counter[str] = Counter()
                 for answer in answers:
                     refused.update(answer[2])
+                    received.update(answer[3])
                 self.say(
                     f"feltd: {registered} registered in {result.register_seconds:.1f} s"
                     + (f" (errors so far: {dict(refused)})" if refused else "")
+                    + f"; frames the players received meanwhile: {dict(received.most_common(4))}"
                     + "; starting the tournament"
                 )
                 assert self.accounts is not None
@@ -469,6 +482,7 @@ def describe(window: Window) -> str:
         f"think {window.think[0]:g}-{window.think[1]:g} s: {window.actions_per_second:.0f} actions/s, "
         f"p50 {ms(window.percentile(0.5))} ms, p99 {ms(window.percentile(0.99))} ms, "
         f"max {ms(max(window.latencies, default=math.nan))} ms, errors {errors}{detail}, "
+        f"frames in {window.frames_per_second:.0f}/s, "
         f"server CPU {window.server_cpu:.0f} %, RSS {window.rss / 2**20:.0f} MiB, "
         f"generators CPU {window.generator_cpu:.0f} %"
     )
