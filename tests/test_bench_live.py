@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import asyncpg
+import pytest
 
 
 def _bench_databases(server_url: str) -> set[str]:
@@ -86,3 +87,43 @@ def test_bench_live_prints_every_figure_for_feltd_and_the_relay(
     # the scratch databases are dropped and nothing is left in the working folder
     assert _bench_databases(postgres_server_url) <= databases_before
     assert list(tmp_path.iterdir()) == [rows_file]
+
+
+async def test_the_lean_client_speaks_rfc_6455_with_a_websockets_server() -> None:
+    """Frames of every length encoding (7-bit, 16-bit, 64-bit), pings answered, the close."""
+    from websockets.asyncio.server import ServerConnection, serve
+
+    from server.bench_live import lean_ws
+
+    pinged: list[float] = []
+
+    async def echo(websocket: ServerConnection) -> None:
+        async for frame in websocket:
+            if frame == b"ping me":
+                pinged.append(await (await websocket.ping(b"nonce")))
+            await websocket.send(frame)
+        # the client's close reaches the server as a normal close
+
+    received: list[bytes] = []
+    closed: list[str] = []
+    got = asyncio.Event()
+
+    def on_message(payload: bytes) -> None:
+        received.append(payload)
+        got.set()
+
+    async with serve(echo, "127.0.0.1", 0, subprotocols=["feltd.msgpack.v1"]) as server:  # type: ignore[list-item]
+        port = next(iter(server.sockets)).getsockname()[1]
+        client = await lean_ws.connect("127.0.0.1", port, "feltd.msgpack.v1", on_message, closed.append)
+        for payload in (b"", b"x" * 125, b"y" * 126, b"z" * 65535, bytes(range(256)) * 300, b"ping me"):
+            got.clear()
+            client.send(payload)
+            await asyncio.wait_for(got.wait(), 10)
+            assert received[-1] == payload, len(payload)
+        assert len(pinged) == 1  # the server's ping was answered by a pong
+        client.close()
+    assert closed == ["closed by the client"]
+    with pytest.raises(lean_ws.HandshakeError):
+        async with serve(echo, "127.0.0.1", 0, subprotocols=["feltd.json.v1"]) as other:  # type: ignore[list-item]
+            port = next(iter(other.sockets)).getsockname()[1]
+            await lean_ws.connect("127.0.0.1", port, "feltd.msgpack.v1", on_message, closed.append)
