@@ -77,6 +77,7 @@ class Bot:
         "player",
         "previous",
         "registered",
+        "registering",
         "seat",
         "table",
         "timer",
@@ -93,6 +94,7 @@ class Bot:
         self.ws: lean_ws.LeanWebSocket | None = None
         self.welcomed = False
         self.registered = False
+        self.registering = False  # a register request of this bot's awaits its answer
         self.table = 0
         self.seat = 0
         self.previous = 0  # relay: the seat whose broadcast makes it this bot's turn
@@ -164,6 +166,8 @@ class Bot:
 
     def on_close(self, reason: str) -> None:
         self._cancel()
+        if self.registering:  # no answer will come: do not keep the others waiting for it
+            self.gen.registration_done(self)
         if not self.gen.closing:
             self.gen.error(f"disconnected ({reason})")
 
@@ -249,6 +253,9 @@ class Generator:
             waiter.set_result(None)
 
     def registration_done(self, bot: Bot) -> None:
+        if not bot.registering:
+            return
+        bot.registering = False
         self._registering -= 1
         self._pump_registrations()
 
@@ -379,6 +386,7 @@ class Generator:
             if bot.ws is None or bot.ws.closed:
                 continue
             self._registering += 1
+            bot.registering = True
             request = {
                 "type": "register",
                 "tournament_id": self._tournament,
