@@ -25,7 +25,11 @@ def test_help_lists_every_subcommand() -> None:
 
 @pytest.mark.parametrize(
     ("group", "leaves"),
-    [("simulate", ("hands", "tournament")), ("bench", ("engine", "store")), ("admin", ("player", "ledger"))],
+    [
+        ("simulate", ("hands", "tournament")),
+        ("bench", ("engine", "store", "live")),
+        ("admin", ("player", "ledger")),
+    ],
 )
 def test_group_help_lists_its_commands(group: str, leaves: tuple[str, ...]) -> None:
     result = _feltd(group, "--help")

@@ -21,6 +21,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("history export", "server.cli.history_export"),
     ("bench engine", "server.cli.bench_engine"),
     ("bench store", "server.cli.bench_store"),
+    ("bench live", "server.cli.bench_live"),
     ("admin player", "server.cli.admin_player"),
     ("admin operator", "server.cli.admin_operator"),
     ("admin ledger", "server.cli.admin_ledger"),
