@@ -202,10 +202,7 @@ class TableActor:
         elif isinstance(message, TableUpdate):
             self._update(message, now)
         elif isinstance(message, Follow):
-            if self.table is None and self.hand is None:
-                self.early_follows.append(message)
-            else:
-                self._follow(message, now)
+            self._follow(message, now)
         else:
             log.warning("table %s: ignored %r", self.table_id, type(message).__name__)
 
