@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 
+import asyncpg
 from redis.exceptions import RedisError
 
 from engine.tournament.config import ConfigError, TournamentConfig, parse_config
@@ -128,6 +129,9 @@ class FeltServer:
                 await self.load()
             except StoreError as error:
                 log.warning("looking for new tournaments failed: %s", error)
+            except Exception:
+                # The poller is how this worker takes tournaments up: it must outlive any failure.
+                log.exception("looking for new tournaments failed")
 
     async def load(self) -> list[str]:
         """Start a coordinator for every announced or registering tournament not yet running here;
@@ -220,6 +224,13 @@ class FeltServer:
                 await self.store.tournaments.set_status(
                     record.id, TournamentStatus.REGISTERING, fence=coordinator.fence
                 )
+        if coordinator.fenced_out is not None or (
+            coordinator.fence is not None and record.id not in self.leased
+        ):
+            log.warning("tournament %s: its lease was lost while it was being loaded", record.id)
+            coordinator.abandon()
+            await coordinator.close()
+            return False
         self.coordinators[record.id] = coordinator
         coordinator.publish_lobby()
         task = asyncio.create_task(coordinator.run(), name=f"tournament {record.id}")
@@ -249,6 +260,10 @@ class FeltServer:
             await self._let_go(leases, lease)
             with contextlib.suppress(RedisError, OSError):
                 await leases.raise_floor(tournament_id, error.recorded)
+            return None
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as error:
+            log.warning("tournament %s: its lease token could not be claimed: %s", tournament_id, error)
+            await self._let_go(leases, lease)
             return None
         except BaseException:
             await self._let_go(leases, lease)

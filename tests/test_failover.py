@@ -57,6 +57,15 @@ def _player(server: FeltServer, token: str, tournament_id: str, seed: int, polic
     return Player(connection, tournament_id, policy, seed)
 
 
+async def _leave(playing: list[asyncio.Task[None]]) -> None:
+    """The players' tasks stop (a cancel may be lost in a ``wait_for`` on Python 3.11: a closed
+    connection ends them too)."""
+    for task in playing:
+        task.cancel()
+    await asyncio.wait(playing, timeout=10)
+    await asyncio.gather(*(task for task in playing if task.done()), return_exceptions=True)
+
+
 async def _players(store: Store, names: list[str]) -> dict[str, str]:
     tokens = {}
     for name in names:
@@ -75,8 +84,9 @@ async def test_a_tournament_runs_on_one_worker_and_resumes_on_another_when_its_l
         names = [f"f{n}" for n in range(6)]
         tokens = await _players(store_a, names)
         anchor = time.time()
-        a = _worker(store_a, Leases(redis_client, owner="a", ttl=TTL, prefix=prefix), anchor)
+        leases_a = Leases(redis_client, owner="a", ttl=TTL, prefix=prefix)
         leases_b = Leases(redis_client, owner="b", ttl=TTL, prefix=prefix)
+        a = _worker(store_a, leases_a, anchor)
         b = _worker(store_b, leases_b, anchor, poll_seconds=0.1)
         await a.start("127.0.0.1", 0)
         try:
@@ -101,33 +111,33 @@ async def test_a_tournament_runs_on_one_worker_and_resumes_on_another_when_its_l
             first = a.coordinators["moving"]
             await wait_until(lambda: first.director.hands_dealt >= 3, 60, "three hands on a")
             assert "moving" not in b.coordinators
-            held = await a.leases.holder("moving") if a.leases is not None else None
+            held = await leases_a.holder("moving")
             assert held is not None and held.owner == "a"
 
-            # a stalls: its renewals stop, its coordinator plays on as if it still owned the tournament.
+            # a dies mid-hand: its tasks stop where they are, its connections drop, its lease is
+            # not given back.
             assert a._renewer is not None and a._poller is not None
             renewing = False
-            a._renewer.cancel()
-            a._poller.cancel()
+            for task in (a._renewer, a._poller, a.tasks["moving"]):
+                task.cancel()
+            first.abandon()
+            await a.gateway.stop()
+            await _leave(playing)
+            assert first.director.status.value == "running"
+            assert await leases_a.holder("moving") == held  # until its TTL runs out
             await wait_until(lambda: "moving" in b.coordinators, 30, "b to take the tournament up")
-            taken = await b.leases.holder("moving") if b.leases is not None else None
+            taken = await leases_b.holder("moving")
             assert taken is not None and taken.owner == "b" and taken.token > held.token
             assert await recorded(store_b.pool, "moving") == taken.token
             second = b.coordinators["moving"]
+            # from a's journal, the hands under way dealt again (CRASH-1)
             assert second.resumed_from is not None and second.director.status.value == "running"
-            # a's next write (a hand's end, a table's snapshot) is refused, and a stops at once.
-            await wait_until(lambda: "moving" not in a.coordinators, 30, "a to be fenced out")
-            assert first.fenced_out is not None and first.fenced_out.recorded == taken.token
-            for task in playing:
-                task.cancel()
-            await asyncio.gather(*playing, return_exceptions=True)
+            assert second.seq > first.seq
 
             players = [_player(b, tokens[name], "moving", seed, lively) for seed, name in enumerate(names)]
             playing = [asyncio.create_task(p.run(register=False, until=60)) for p in players]
             await wait_until(lambda: second.director.status.value == "finished", 60, "the end on b")
-            for task in playing:
-                task.cancel()
-            await asyncio.gather(*playing, return_exceptions=True)
+            await _leave(playing)
             watcher.cancel()
             assert both == []  # never both while a renewed
             assert second.director.standings is not None and second.director.standings.complete
@@ -139,7 +149,48 @@ async def test_a_tournament_runs_on_one_worker_and_resumes_on_another_when_its_l
         assert (await store_b.ledger.check()).ok
         assert (await store_b.ledger.balances([pool_account("moving")]))[pool_account("moving")] == 0
         assert (await store_b.tournaments.get("moving")).status is TournamentStatus.FINISHED
-        assert await b.leases.holder("moving") is None if b.leases is not None else True
+        assert await leases_b.holder("moving") is None  # given back at the end
+
+
+async def test_a_stalled_worker_that_writes_on_after_its_lease_was_taken_is_fenced_out(
+    postgres_server_url: str, redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    """a stalls (no renewals) but its coordinator lives on; b takes the tournament over. At the
+    start time both directors act (nobody registered: cancelled): b's input is written, a's is
+    refused, and a stops that coordinator at once."""
+    prefix = f"{redis_prefix}zombie:{uuid.uuid4().hex[:6]}:"
+    async with _stores(postgres_server_url) as (store_a, store_b):
+        anchor = time.time()
+        leases_a = Leases(redis_client, owner="a", ttl=0.6, prefix=prefix)
+        leases_b = Leases(redis_client, owner="b", ttl=0.6, prefix=prefix)
+        a = _worker(store_a, leases_a, anchor)
+        b = _worker(store_b, leases_b, anchor, poll_seconds=0.05)
+        await a.start("127.0.0.1", 0)
+        await b.start("127.0.0.1", 0)
+        try:
+            start = dt.datetime.fromtimestamp(a.clock.now() + 4 * SPEED, dt.UTC)  # 4 s of the wall
+            await store_a.tournaments.create_from_toml(tournament_toml("stalled", players=6), starts_at=start)
+            assert await a.load() == ["stalled"]
+            zombie = a.coordinators["stalled"]
+            held = await leases_a.holder("stalled")
+            assert held is not None and held.owner == "a"
+            assert a._renewer is not None and a._poller is not None
+            a._renewer.cancel()
+            a._poller.cancel()
+            await wait_until(lambda: "stalled" in b.coordinators, 10, "b to take the tournament up")
+            owner = b.coordinators["stalled"]
+            assert "stalled" in a.coordinators  # a does not know yet
+            await wait_until(lambda: "stalled" not in a.coordinators, 20, "a to be fenced out")
+            assert zombie.fenced_out is not None and zombie.fenced_out.token == held.token
+            await wait_until(owner.finished.is_set, 20, "b to settle the tournament")
+            assert owner.director.status.value == "cancelled"
+        finally:
+            await b.stop()
+            await a.stop()
+        restored = await load_director(store_b.journal, "stalled")
+        assert restored is not None and restored.director.status.value == "cancelled"
+        assert restored.seq == owner.seq  # every entry b's: none of a's after the takeover
+        assert (await store_b.tournaments.get("stalled")).status is TournamentStatus.CANCELLED
 
 
 async def test_a_worker_whose_lease_renewal_is_refused_stops_the_tournament_at_once(
