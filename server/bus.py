@@ -58,10 +58,14 @@ class Inbox:
         return self._queue.qsize()
 
 
+class _Unsubscribing(Protocol):
+    def _unsubscribe(self, subscription: Subscription) -> None: ...
+
+
 class Subscription:
     """A listener on a channel until ``close``."""
 
-    def __init__(self, bus: LocalBus, channel: str, listener: Listener) -> None:
+    def __init__(self, bus: _Unsubscribing, channel: str, listener: Listener) -> None:
         self._bus = bus
         self.channel = channel
         self.listener = listener
