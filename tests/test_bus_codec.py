@@ -3,8 +3,10 @@ bytes equal and of the same types, engine values from a real hand included."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import random
+from functools import partial
 from typing import Any
 
 import pytest
@@ -18,9 +20,11 @@ from engine.table import FirstButton, Table, TableSettings
 from engine.tournament.config import Level
 from engine.tournament.director import DealHand, HoldReason
 from protocol.client_messages import ClientMessage
-from protocol.codec import JSON, ProtocolError
+from protocol.codec import JSON
+from protocol.errors import ProtocolError
 from protocol.kinds import SeatChange
 from protocol.server_messages import LobbyUpdate, ServerMessage, TableEvent
+from protocol.table_events import TableEventBody
 from server import bus_codec, messages
 from server.coordinator import Stop
 from server.views import HandViews, Views
@@ -47,11 +51,13 @@ def _wire_messages() -> tuple[list[ClientMessage], list[ServerMessage]]:
         try:
             clients.append(JSON.decode_client(frame))
         except ProtocolError:
-            try:
+            with contextlib.suppress(ProtocolError):
                 servers.append(JSON.decode_server(frame))
-            except ProtocolError:
-                pass
     return clients, servers
+
+
+def _table_event(seq: int, body: TableEventBody) -> ServerMessage:
+    return TableEvent(table_id=3, seq=seq, event=body)
 
 
 def _messages() -> list[object]:
@@ -65,11 +71,8 @@ def _messages() -> list[object]:
     for seq, event in enumerate(events, 1):
         views = feed.views(event)
         if views is not None:
-            frames.append(
-                messages.TableFrames(
-                    3, seq, views.map(lambda body, seq=seq: TableEvent(table_id=3, seq=seq, event=body))
-                )
-            )
+            wrapped: Views[ServerMessage] = views.map(partial(_table_event, seq))
+            frames.append(messages.TableFrames(3, seq, wrapped))
     lobby = [message for message in servers if isinstance(message, LobbyUpdate)]
     return [
         *(messages.Request(caller, message, 12.5) for message in clients),
@@ -169,13 +172,19 @@ def test_engine_hands_round_trip() -> None:
         _, hand, events = _hand(seed)
         done = bus_codec.decode(bus_codec.encode(tuple(events)))
         assert _same(done, tuple(events))
-        assert isinstance(done[0], HandStarted)
+        assert isinstance(done, tuple) and isinstance(done[0], HandStarted)
         assert _same(bus_codec.decode(bus_codec.encode(hand.setup)), hand.setup)
 
 
 def test_views_keep_which_copies_are_the_same() -> None:
     b, c = "owner", "ops"
-    for views in (Views("p"), Views("p", 2, b), Views("p", 2, b, c), Views("p", 2, b, b), Views("p", None, None, c)):
+    for views in (
+        Views("p"),
+        Views("p", 2, b),
+        Views("p", 2, b, c),
+        Views("p", 2, b, b),
+        Views("p", None, None, c),
+    ):
         decoded = bus_codec.decode(bus_codec.encode(views))
         assert _same(decoded, views)
         assert isinstance(decoded, Views)
