@@ -84,6 +84,8 @@ class Bus(Protocol):
 
     def has_inbox(self, address: str) -> bool: ...
 
+    def addresses(self) -> list[str]: ...
+
     def send(self, address: str, message: object) -> None: ...
 
     def publish(self, channel: str, message: object) -> None: ...
@@ -112,6 +114,10 @@ class LocalBus:
 
     def has_inbox(self, address: str) -> bool:
         return address in self._inboxes
+
+    def addresses(self) -> list[str]:
+        """Every address somebody reads."""
+        return sorted(self._inboxes)
 
     def send(self, address: str, message: object) -> None:
         inbox = self._inboxes.get(address)

@@ -39,6 +39,12 @@ def tournament_inbox(tournament_id: str) -> str:
     return f"tournament:{tournament_id}"
 
 
+def tournament_of_inbox(address: str) -> str | None:
+    """The tournament whose inbox ``address`` is, if it is one."""
+    tournament, colon, rest = address.partition(":")
+    return rest if tournament == "tournament" and colon and ":" not in rest else None
+
+
 def tournament_channel(tournament_id: str) -> str:
     return f"tournament:{tournament_id}:events"
 
