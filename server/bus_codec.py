@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import importlib
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -52,7 +53,7 @@ def _tag(cls: type) -> str:
 
 _classes: dict[str, type] = {}
 _fields: dict[type, tuple[str, ...]] = {}
-_struct_decoders: dict[type, msgspec.msgpack.Decoder[Any]] = {}
+_struct_decoders: dict[str, msgspec.msgpack.Decoder[Any]] = {}
 _encoder = msgspec.msgpack.Encoder()
 
 
@@ -87,51 +88,93 @@ def _init_fields(cls: type) -> tuple[str, ...]:
     return names
 
 
+# How to write each type and read each class, made once per type: a message is mostly a few
+# classes over and over (a hand's events, the protocol's structs).
+_writers: dict[type, Callable[[Any], object]] = {}
+_dataclass_readers: dict[str, Callable[[list[Any]], object]] = {}
+
+
 def _to_plain(value: object) -> object:
     kind = type(value)
     if kind in _SCALARS:
         return value
+    writer = _writers.get(kind)
+    if writer is None:
+        writer = _writers[kind] = _writer(kind)
+    return writer(value)
+
+
+def _writer(kind: type) -> Callable[[Any], object]:
     if kind is tuple:
-        return [_TUPLE, *map(_to_plain, value)]  # type: ignore[call-overload]
-    if isinstance(value, enum.Enum):  # before int and str: IntEnum and StrEnum are both
-        return [_ENUM, _tag(kind), value.value]
-    if isinstance(value, msgspec.Struct):
-        return [_STRUCT, _tag(kind), _encoder.encode(value)]
-    if isinstance(value, Views):
-        operators_mode = (
-            _SAME_AS_PUBLIC
-            if value.operators is value.public
-            else _SAME_AS_OWNER
-            if value.operators is value.owner
-            else _OWN
-        )
-        return [
-            _VIEWS,
-            _to_plain(value.public),
-            value.owner_seat,
-            None if value.owner is value.public else _to_plain(value.owner),
-            operators_mode,
-            _to_plain(value.operators) if operators_mode == _OWN else None,
-        ]
-    if dataclasses.is_dataclass(value):
-        return [_DATACLASS, _tag(kind), *(_to_plain(getattr(value, name)) for name in _init_fields(kind))]
-    if isinstance(value, tuple):
-        return [_TUPLE_CLASS, _tag(kind), *map(_to_plain, value)]
+        return lambda value: [_TUPLE, *map(_to_plain, value)]
+    tag = _tag(kind)
+    if issubclass(kind, enum.Enum):  # before int and str: IntEnum and StrEnum are both
+        return lambda value: [_ENUM, tag, value.value]
+    if issubclass(kind, msgspec.Struct):
+        encode_struct = _encoder.encode
+        return lambda value: [_STRUCT, tag, encode_struct(value)]
+    if issubclass(kind, Views):
+        return _views_to_plain
+    if dataclasses.is_dataclass(kind):
+        names = _init_fields(kind)
+        if not names:
+            return lambda value: [_DATACLASS, tag]
+        if len(names) == 1:
+            name = names[0]
+            return lambda value: [_DATACLASS, tag, _to_plain(getattr(value, name))]
+        fields = operator.attrgetter(*names)
+        return lambda value: [_DATACLASS, tag, *map(_to_plain, fields(value))]
+    if issubclass(kind, tuple):
+        return lambda value: [_TUPLE_CLASS, tag, *map(_to_plain, value)]
     if kind is list:
-        return [_LIST, *map(_to_plain, value)]  # type: ignore[call-overload]
+        return lambda value: [_LIST, *map(_to_plain, value)]
     if kind is frozenset:
-        return [_FROZENSET, *map(_to_plain, value)]  # type: ignore[call-overload]
+        return lambda value: [_FROZENSET, *map(_to_plain, value)]
     if kind is set:
-        return [_SET, *map(_to_plain, value)]  # type: ignore[call-overload]
+        return lambda value: [_SET, *map(_to_plain, value)]
     if kind is dict:
-        return {key: _to_plain(item) for key, item in value.items()}  # type: ignore[attr-defined]
+        return lambda value: {key: _to_plain(item) for key, item in value.items()}
     raise CodecError(f"cannot put a {kind.__qualname__} on the bus")
 
 
+def _views_to_plain(value: Views[Any]) -> object:
+    operators_mode = (
+        _SAME_AS_PUBLIC
+        if value.operators is value.public
+        else _SAME_AS_OWNER
+        if value.operators is value.owner
+        else _OWN
+    )
+    return [
+        _VIEWS,
+        _to_plain(value.public),
+        value.owner_seat,
+        None if value.owner is value.public else _to_plain(value.owner),
+        operators_mode,
+        _to_plain(value.operators) if operators_mode == _OWN else None,
+    ]
+
+
 def _from_dataclass(plain: list[Any]) -> object:
-    cls = _class(plain[1])
+    reader = _dataclass_readers.get(plain[1])
+    if reader is None:
+        reader = _dataclass_readers[plain[1]] = _dataclass_reader(_class(plain[1]))
+    return reader(plain)
+
+
+def _dataclass_reader(cls: type) -> Callable[[list[Any]], object]:
+    if not dataclasses.is_dataclass(cls):
+        raise CodecError(f"{_tag(cls)} is not a dataclass")
     names = _init_fields(cls)
-    return cls(**dict(zip(names, map(_from_plain, plain[2:]), strict=True)))
+    if any(field.kw_only for field in dataclasses.fields(cls) if field.init):
+        return lambda plain: cls(**dict(zip(names, map(_from_plain, plain[2:]), strict=True)))
+
+    def positional(plain: list[Any]) -> object:
+        if len(plain) - 2 != len(names):
+            raise CodecError(f"{_tag(cls)} has {len(names)} fields, not {len(plain) - 2}")
+        return cls(*map(_from_plain, plain[2:]))
+
+    return positional
 
 
 def _from_enum(plain: list[Any]) -> object:
@@ -139,10 +182,12 @@ def _from_enum(plain: list[Any]) -> object:
 
 
 def _from_struct(plain: list[Any]) -> object:
-    cls = _class(plain[1])
-    decoder = _struct_decoders.get(cls)
+    decoder = _struct_decoders.get(plain[1])
     if decoder is None:
-        decoder = _struct_decoders[cls] = msgspec.msgpack.Decoder(cls)
+        cls = _class(plain[1])
+        if not issubclass(cls, msgspec.Struct):
+            raise CodecError(f"{plain[1]} is not a struct")
+        decoder = _struct_decoders[plain[1]] = msgspec.msgpack.Decoder(cls)
     return decoder.decode(plain[2])
 
 

@@ -2,8 +2,8 @@
 
 Each process has an id and, under the key prefix ``P``:
 
-- ``P:in:<process>``, a stream: messages sent to any inbox of the process, each entry naming the
-  address (``a``) and holding the encoded message (``m``, ``server.bus_codec``). One reader task
+- ``P:in:<process>``, a stream: messages sent to any inbox of the process, each entry (field
+  ``b``) a msgpack list of (address, message encoded by ``server.bus_codec``). One reader task
   per process reads it (XREAD) and puts each message into the local ``Inbox``: one stream per
   process rather than per address, so a process with a thousand tables blocks on one XREAD.
 - ``P:dir``, a hash: address -> the process that reads it; ``P:alive:<process>`` a key the
@@ -13,12 +13,15 @@ Each process has an id and, under the key prefix ``P``:
   heartbeat, dropping the addresses of processes whose ``alive`` key has expired.
 - ``P:ch:<channel>``: a bus channel, over Redis pub/sub. A process subscribes to it in Redis while
   it has a local listener on it; ``publish`` calls the local listeners at once and publishes to
-  Redis for the others (a process skips its own messages when they come back).
+  Redis for the others (a process skips its own messages when they come back): the sender's id,
+  ``|``, and a msgpack list of encoded messages.
 
 ``send`` to a local inbox is a direct put, as ``LocalBus``; everything bound for Redis goes into
 one bounded outgoing queue (full: ``BusFull`` for a send, the remote copy dropped and counted for
 a publish) that one writer task sends in pipelines, in the order given, on one connection: what
-one process sends to one inbox or publishes on one channel arrives in order. A Redis SUBSCRIBE
+one process sends to one inbox or publishes on one channel arrives in order. Consecutive messages
+for one process or one channel travel as one stream entry or one PUBLISH (Redis commands, not
+bytes, are what costs). A Redis SUBSCRIBE
 is in that queue too, and the writer waits for Redis to confirm it before it sends what follows,
 so a process that subscribes to a table's channel and then sends ``Follow`` misses no frame.
 
@@ -38,6 +41,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any, cast
 
+import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
@@ -253,55 +257,51 @@ class RedisBus:
         assert self._redis is not None
         redis = self._redis
         outgoing = self._outgoing
-        own = self._own_tag
         while True:
             await self._wake.wait()
             self._wake.clear()
             self._writing = True
             while outgoing:
-                pipe = redis.pipeline(transaction=False)
-                commands = 0
-                while outgoing and commands < BATCH:
+                batch = _Batch(self, redis.pipeline(transaction=False))
+                while outgoing and batch.operations < BATCH:
                     operation = outgoing.popleft()
                     kind = operation[0]
                     try:
                         if kind == _SEND:
-                            pipe.xadd(
-                                self._stream(operation[1]),
-                                {b"a": operation[2], b"m": bus_codec.encode(operation[3])},
-                                maxlen=STREAM_LENGTH,
-                                approximate=True,
-                            )
+                            batch.add(_SEND, operation[1], (operation[2], bus_codec.encode(operation[3])))
                         elif kind == _PUBLISH:
-                            pipe.publish(
-                                self._channel_prefix + operation[1], own + bus_codec.encode(operation[2])
-                            )
+                            batch.add(_PUBLISH, operation[1], bus_codec.encode(operation[2]))
                         elif kind == _CLAIM:
-                            pipe.hset(self._dir_key, operation[1], self.process_id)
-                            pipe.publish(self._dir_channel, f"+{self.process_id} {operation[1]}".encode())
+                            batch.end_run()
+                            batch.pipe.hset(self._dir_key, operation[1], self.process_id)
+                            batch.pipe.publish(
+                                self._dir_channel, f"+{self.process_id} {operation[1]}".encode()
+                            )
+                            batch.operations += 1
                         elif kind == _RELEASE_ADDRESS:
-                            pipe.eval(_RELEASE, 1, self._dir_key, operation[1], self.process_id)
-                            pipe.publish(self._dir_channel, f"-{self.process_id} {operation[1]}".encode())
+                            batch.end_run()
+                            batch.pipe.eval(_RELEASE, 1, self._dir_key, operation[1], self.process_id)
+                            batch.pipe.publish(
+                                self._dir_channel, f"-{self.process_id} {operation[1]}".encode()
+                            )
+                            batch.operations += 1
                         else:
                             # what was queued before goes first; what comes after waits for Redis
                             # to confirm the subscription
-                            if commands:
-                                await self._execute(pipe)
-                                pipe = redis.pipeline(transaction=False)
-                                commands = 0
+                            await self._execute(batch)
+                            batch = _Batch(self, redis.pipeline(transaction=False))
                             await self._change_subscription(operation[1], kind == _SUBSCRIBE)
-                            continue
                     except bus_codec.CodecError as error:
                         log.error("cannot send %r: %s", operation, error)
-                        continue
-                    commands += 1
-                if commands:
-                    await self._execute(pipe)
+                await self._execute(batch)
             self._writing = False
 
-    async def _execute(self, pipe: Any) -> None:
+    async def _execute(self, batch: _Batch) -> None:
+        batch.end_run()
+        if not batch.operations:
+            return
         try:
-            await pipe.execute()
+            await batch.pipe.execute()
         except RedisError as error:
             # what this pipeline held is lost; the bus goes on with what comes next
             log.error("redis bus: a batch of messages was lost: %s", error)
@@ -341,7 +341,8 @@ class RedisBus:
             for _, entries in read:
                 for entry_id, fields in entries:
                     last = entry_id.decode()
-                    self._deliver(fields[b"a"].decode(), fields[b"m"])
+                    for address, data in msgspec.msgpack.decode(fields[b"b"]):
+                        self._deliver(address, data)
 
     def _deliver(self, address: str, data: bytes) -> None:
         inbox = self._inboxes.get(address)
@@ -387,15 +388,19 @@ class RedisBus:
                 if not listeners:
                     continue
                 try:
-                    decoded = bus_codec.decode(data[data.index(b"|") + 1 :])
-                except (bus_codec.CodecError, ValueError) as error:
+                    run = [
+                        bus_codec.decode(item)
+                        for item in msgspec.msgpack.decode(data[data.index(b"|") + 1 :])
+                    ]
+                except (bus_codec.CodecError, msgspec.DecodeError, ValueError) as error:
                     log.error("redis bus: unreadable message on %s: %s", channel, error)
                     continue
-                for subscription in tuple(listeners):
-                    try:
-                        subscription.listener(decoded)
-                    except Exception:
-                        log.exception("redis bus: a listener on %s failed", channel)
+                for decoded in run:
+                    for subscription in tuple(listeners):
+                        try:
+                            subscription.listener(decoded)
+                        except Exception:
+                            log.exception("redis bus: a listener on %s failed", channel)
 
     def _directory_notice(self, data: bytes) -> None:
         if self._notices_while_refreshing is not None:
@@ -469,3 +474,43 @@ class RedisBus:
                 await self._refresh_directory()
             except RedisError as error:
                 log.error("redis bus: heartbeat failed: %s", error)
+
+
+class _Batch:
+    """One pipeline of the writer. Consecutive messages to one process (sends) or one channel
+    (publishes) go as one command, a run: one stream entry or one PUBLISH holding them all, in
+    order. A run ends where anything else comes between, so the order of everything holds."""
+
+    __slots__ = ("_bus", "_items", "_kind", "_target", "operations", "pipe")
+
+    def __init__(self, bus: RedisBus, pipe: Any) -> None:
+        self._bus = bus
+        self.pipe = pipe
+        self.operations = 0
+        self._kind = -1
+        self._target = ""
+        self._items: list[object] = []
+
+    def add(self, kind: int, target: str, item: object) -> None:
+        if kind != self._kind or target != self._target:
+            self.end_run()
+            self._kind = kind
+            self._target = target
+        self._items.append(item)
+        self.operations += 1
+
+    def end_run(self) -> None:
+        if not self._items:
+            return
+        bus = self._bus
+        packed = _packer.encode(self._items)
+        if self._kind == _SEND:
+            self.pipe.xadd(bus._stream(self._target), {b"b": packed}, maxlen=STREAM_LENGTH, approximate=True)
+        else:
+            self.pipe.publish(bus._channel_prefix + self._target, bus._own_tag + packed)
+        self._items = []
+        self._kind = -1
+        self.operations += 1
+
+
+_packer = msgspec.msgpack.Encoder()
