@@ -30,7 +30,7 @@ from server.bus import Bus, BusError, LocalBus
 from server.clock import Clock, RealClock
 from server.coordinator import RESUME_LIMIT_SECONDS, SNAPSHOT_EVERY, Coordinator, Stop
 from server.gateway import Gateway, Limits
-from server.messages import tournament_inbox, tournament_of_inbox
+from server.messages import LobbyAsk, tournament_inbox, tournament_of_inbox
 from server.metrics import Metrics
 from server.operations import OperationsDesk
 from server.store.connection import Store
@@ -119,6 +119,11 @@ class FeltServer:
             self.host, self.port = sockets[0].getsockname()[:2] if sockets else (host, port)
         if self.role is not Role.GATEWAY:
             self._poller = asyncio.create_task(self._poll(), name="tournament poller")
+        else:
+            # the lobby is what coordinators publish: a gateway started after them asks for it
+            for tournament_id in self._tournaments():
+                with contextlib.suppress(BusError):
+                    self.bus.send(tournament_inbox(tournament_id), LobbyAsk())
 
     def _tournaments(self) -> list[str]:
         """The tournaments whose coordinators run: here, or (a gateway) in any worker."""

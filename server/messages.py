@@ -102,6 +102,12 @@ class PlayerHello:
 
 
 @dataclass(frozen=True, slots=True)
+class LobbyAsk:
+    """A gateway that has just started (``feltd serve --role gateway``) asks a coordinator for
+    its lobby summary: it missed those published before it listened."""
+
+
+@dataclass(frozen=True, slots=True)
 class HelloAnswered:
     """A coordinator has told a player's new session everything about its tournament."""
 

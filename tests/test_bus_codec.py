@@ -108,6 +108,7 @@ def _messages() -> list[object]:
         messages.Follow(messages.Caller("s2", None, "op"), None, None, operator=True),
         messages.PlayerHello(caller),
         messages.HelloAnswered("t1"),
+        messages.LobbyAsk(),
         messages.PlayerAway("p1", True),
         Stop(),
     ]
@@ -155,6 +156,7 @@ def test_every_message_round_trips() -> None:
         messages.Follow,
         messages.PlayerHello,
         messages.HelloAnswered,
+        messages.LobbyAsk,
         messages.PlayerAway,
         LobbyUpdate,
         Stop,

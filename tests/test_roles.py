@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import random
 import socket
 import sys
@@ -165,6 +166,39 @@ async def test_a_gateway_and_a_worker_in_one_loop(
                 await gateway.stop()
                 await worker.stop()
             await _ledger_balances(store)
+    finally:
+        for bus in buses:
+            await bus.close()
+        await _forget(redis_url, prefix)
+
+
+async def test_a_gateway_started_after_the_worker_knows_the_lobby_and_the_tournaments(
+    postgres_server_url: str, redis_url: str, redis_prefix: str
+) -> None:
+    prefix = f"{redis_prefix}{uuid.uuid4().hex[:8]}"
+    buses = [RedisBus(redis_url, prefix=prefix), RedisBus(redis_url, prefix=prefix)]
+    for bus in buses:
+        await bus.start()
+    try:
+        async with _database(postgres_server_url) as (_, store):
+            clock = ScaledClock(1.0)
+            start = dt.datetime.fromtimestamp(clock.now() + 3600, dt.UTC)
+            await store.tournaments.create_from_toml(tournament_toml("early", players=9), starts_at=start)
+            worker = FeltServer(store, clock=clock, role=Role.WORKER, bus=buses[0])
+            await worker.start()
+            gateway = FeltServer(store, clock=clock, role=Role.GATEWAY, bus=buses[1])
+            await gateway.start("127.0.0.1", 0)
+            try:
+                assert gateway.gateway is not None
+                lobby = gateway.gateway.lobby
+                assert gateway._tournaments() == ["early"]
+                async with asyncio.timeout(10):
+                    while "early" not in lobby:
+                        await asyncio.sleep(0.01)
+                assert lobby["early"].status.value == "registering"
+            finally:
+                await gateway.stop()
+                await worker.stop()
     finally:
         for bus in buses:
             await bus.close()
