@@ -54,6 +54,7 @@ log = logging.getLogger("feltd.bus")
 OUTGOING = 100_000  # messages waiting for Redis before send refuses (BusFull)
 BATCH = 1_000  # commands in one pipeline
 READ_COUNT = 1_000  # stream entries in one XREAD
+READ_BLOCK_MS = 500  # how long one XREAD waits for entries
 STREAM_LENGTH = 100_000  # entries a process's stream keeps (approximately) once read
 HEARTBEAT_SECONDS = 1.0
 ALIVE_SECONDS = 5  # a process not heard from for this long is dead: its addresses vanish
@@ -103,6 +104,7 @@ class RedisBus:
         self._wake = asyncio.Event()
         self._confirmations: dict[bytes, list[asyncio.Future[None]]] = {}
         self._writing = False
+        self._closing = False
         self._notices_while_refreshing: list[bytes] | None = None
         self._redis: aioredis.Redis | None = None
         self._reader_redis: aioredis.Redis | None = None
@@ -156,11 +158,13 @@ class RedisBus:
             and not self._tasks[0].done()
         ):
             await asyncio.sleep(0.01)
+        self._closing = True
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, RedisError):
-                await task
+        # redis-py can swallow a cancellation that lands in a blocking read (the XREAD): such a
+        # task ends by itself within its block time, seeing _closing, or when its connection closes
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=READ_BLOCK_MS / 1000 + 1)
         redis = self._redis
         addresses = list(self._inboxes)
         self._inboxes.clear()
@@ -178,6 +182,10 @@ class RedisBus:
         if self._reader_redis is not None:
             await self._reader_redis.aclose()
         self._redis = self._reader_redis = self._pubsub = None
+
+    def closing(self) -> bool:
+        """Whether ``close`` has begun (a method: the reader asks again after each await)."""
+        return self._closing
 
     # -- the Bus -----------------------------------------------------------------------------------
 
@@ -330,10 +338,12 @@ class RedisBus:
         redis = self._reader_redis
         stream = self._stream(self.process_id)
         last = "0-0"
-        while True:
+        while not self.closing():
             try:
-                answer = await redis.xread({stream: last}, count=READ_COUNT, block=1000)
+                answer = await redis.xread({stream: last}, count=READ_COUNT, block=READ_BLOCK_MS)
             except RedisError as error:
+                if self.closing():
+                    return
                 log.error("redis bus: reading %s failed: %s", stream, error)
                 await asyncio.sleep(0.5)
                 continue
@@ -361,10 +371,12 @@ class RedisBus:
         pubsub = self._pubsub
         prefix = self._channel_prefix.encode()
         own = self._own_tag
-        while True:
+        while not self.closing():
             try:
                 message = await pubsub.get_message(timeout=None)
-            except RedisError as error:
+            except (RedisError, RuntimeError) as error:  # RuntimeError: its connection is closed
+                if self.closing():
+                    return
                 log.error("redis bus: pub/sub failed: %s", error)
                 await asyncio.sleep(0.5)
                 continue
@@ -443,6 +455,11 @@ class RedisBus:
         }
         for notice in notices:
             self._directory_notice(notice)
+        for address in self._inboxes:
+            if address not in directory:
+                # gone while this process still reads it: it stalled past ALIVE_SECONDS and was
+                # taken for dead (or Redis lost the hash); it is this process's again
+                self._queue((_CLAIM, address))
         if dead:
             pipe = redis.pipeline(transaction=False)
             for address, process in directory.items():

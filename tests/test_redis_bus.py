@@ -178,3 +178,21 @@ async def test_a_dead_process_addresses_expire(redis_url: str, redis_prefix: str
         await survivor.close()
         doomed._tasks = []
         await doomed.close(flush_seconds=0)
+
+
+async def test_a_process_taken_for_dead_claims_its_addresses_again(
+    buses: tuple[RedisBus, RedisBus], redis_url: str
+) -> None:
+    first, second = buses
+    second.open_inbox("table:5", 10)
+    await until(lambda: first.has_inbox("table:5"), "the directory")
+    client = aioredis.from_url(redis_url)
+    try:
+        await client.hdel(f"{second.prefix}:dir", "table:5")  # as after a stall: forgotten
+        async with asyncio.timeout(10):
+            while await client.hget(f"{second.prefix}:dir", "table:5") != second.process_id.encode():
+                await asyncio.sleep(0.02)
+    finally:
+        await client.aclose()
+    await asyncio.sleep(0.5)  # past the others' next heartbeat
+    assert first.has_inbox("table:5")
