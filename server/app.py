@@ -9,8 +9,9 @@ Everything waits on the injected ``Clock``: a test runs a tournament at many tim
 Its ``role`` (issue 15): ``all`` is the whole server in one process over a ``LocalBus``; a
 ``gateway`` holds client connections only (no coordinators: the tournaments it knows are those
 whose inboxes the bus's directory lists), a ``worker`` runs the coordinators, their tables and
-the operations desk and listens to no client. Gateways and workers share a bus between processes
-(``server.redis_bus``), started and closed by whoever made it.
+the operations desk and takes no client (its port answers ``/healthz`` and ``/metrics`` only).
+Gateways and workers share a bus between processes (``server.redis_bus``), started and closed by
+whoever made it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from server.bus import Bus, BusError, LocalBus
 from server.clock import Clock, RealClock
 from server.coordinator import RESUME_LIMIT_SECONDS, SNAPSHOT_EVERY, Coordinator, Stop
 from server.gateway import Gateway, Limits
+from server.health import serve_health
 from server.messages import LobbyAsk, tournament_inbox, tournament_of_inbox
 from server.metrics import Metrics
 from server.operations import OperationsDesk
@@ -105,6 +107,7 @@ class FeltServer:
             )
         self._poller: asyncio.Task[None] | None = None
         self._desk: asyncio.Task[None] | None = None
+        self._health: asyncio.Server | None = None  # a worker's /healthz and /metrics
         self.host = ""
         self.port = 0
 
@@ -114,9 +117,11 @@ class FeltServer:
             self._desk = asyncio.create_task(OperationsDesk(self).run(), name="operations desk")
             await self.load()
         if self.gateway is not None:
-            server = await self.gateway.start(host, port)
-            sockets = list(server.sockets)
-            self.host, self.port = sockets[0].getsockname()[:2] if sockets else (host, port)
+            sockets = list((await self.gateway.start(host, port)).sockets)
+        else:
+            self._health = await serve_health(host, port, self.metrics)
+            sockets = list(self._health.sockets)
+        self.host, self.port = sockets[0].getsockname()[:2] if sockets else (host, port)
         if self.role is not Role.GATEWAY:
             self._poller = asyncio.create_task(self._poll(), name="tournament poller")
         else:
@@ -244,6 +249,9 @@ class FeltServer:
             self._desk.cancel()
         if self.gateway is not None:
             await self.gateway.stop()
+        if self._health is not None:
+            self._health.close()
+            await self._health.wait_closed()
         for tournament_id, coordinator in self.coordinators.items():
             if not coordinator.finished.is_set():
                 with contextlib.suppress(BusError):  # a full inbox: the task is cancelled below

@@ -95,6 +95,19 @@ async def _process(*arguments: str) -> AsyncIterator[asyncio.subprocess.Process]
                 await process.wait()
 
 
+async def _get(url: str) -> str:
+    """The body of a plain HTTP GET of ``http://127.0.0.1:PORT/PATH`` (a worker's health port)."""
+    address, _, path = url.removeprefix("http://").partition("/")
+    host, _, port = address.partition(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(f"GET /{path} HTTP/1.1\r\nHost: {address}\r\n\r\n".encode())
+    answer = await reader.read()
+    writer.close()
+    head, _, body = answer.decode().partition("\r\n\r\n")
+    assert head.startswith("HTTP/1.1 200"), head
+    return body
+
+
 async def _line(process: asyncio.subprocess.Process, start: str) -> str:
     """The first line of its output starting with ``start`` (its errors, if it ends first)."""
     assert process.stdout is not None and process.stderr is not None
@@ -116,7 +129,10 @@ async def test_bots_play_a_tournament_through_a_gateway_process_and_a_worker_pro
     try:
         async with _database(postgres_server_url) as (database_url, store):
             store_flags = ("--database-url", database_url)
-            async with _process("--role", "worker", *common, *store_flags) as worker:
+            worker_port = ("--port", str(_free_port()))
+            async with _process("--role", "worker", *worker_port, *common, *store_flags) as worker:
+                health = await _line(worker, "feltd worker health: ")
+                assert await _get(health.split()[-1]) == "ok\n"
                 await _line(worker, "tournaments loaded")
                 listen = ("--port", str(port))
                 async with _process("--role", "gateway", *listen, *common, *store_flags) as gateway:
@@ -155,9 +171,10 @@ async def test_a_gateway_and_a_worker_in_one_loop(
                 table_rng=lambda table: random.Random(table),
             )
             gateway = FeltServer(store, clock=clock, role=Role.GATEWAY, bus=buses[1])
-            await worker.start()
+            await worker.start("127.0.0.1", 0)
             await gateway.start("127.0.0.1", 0)
             try:
+                assert "feltd_tournaments" in await _get(f"http://127.0.0.1:{worker.port}/metrics")
                 assert worker.gateway is None and gateway.coordinators == {}
                 report = await _play(gateway.url, store, 4, "inloop")
                 assert report["tournament"]["status"] == "finished"  # type: ignore[index]
@@ -185,7 +202,7 @@ async def test_a_gateway_started_after_the_worker_knows_the_lobby_and_the_tourna
             start = dt.datetime.fromtimestamp(clock.now() + 3600, dt.UTC)
             await store.tournaments.create_from_toml(tournament_toml("early", players=9), starts_at=start)
             worker = FeltServer(store, clock=clock, role=Role.WORKER, bus=buses[0])
-            await worker.start()
+            await worker.start("127.0.0.1", 0)
             gateway = FeltServer(store, clock=clock, role=Role.GATEWAY, bus=buses[1])
             await gateway.start("127.0.0.1", 0)
             try:

@@ -23,8 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("all", "gateway", "worker"),
         default="all",
         help="all: the whole server in one process; gateway: client connections only, relayed "
-        "through Redis to the workers; worker: the tournaments and their tables, no client port "
-        "(default: all)",
+        "through Redis to the workers; worker: the tournaments and their tables, its port answering "
+        "GET /healthz and /metrics only (default: all)",
     )
     parser.add_argument(
         "--redis-url",
@@ -220,6 +220,8 @@ async def _run(args: argparse.Namespace) -> int:
                 flush=True,
             )
             print(f"browser client: http://{server.host}:{server.port}/ (log in with a token)", flush=True)
+        else:
+            print(f"feltd worker health: http://{server.host}:{server.port}/healthz", flush=True)
         if role is not Role.GATEWAY:
             print(f"tournaments loaded: {', '.join(sorted(server.coordinators)) or 'none yet'}", flush=True)
         stop = asyncio.Event()
