@@ -298,7 +298,11 @@ class RedisBus:
                             # to confirm the subscription
                             await self._execute(batch)
                             batch = _Batch(self, redis.pipeline(transaction=False))
-                            await self._change_subscription(operation[1], kind == _SUBSCRIBE)
+                            # as many (un)subscriptions in a row as there are: one command, one wait
+                            channels = [operation[1]]
+                            while outgoing and outgoing[0][0] == kind and len(channels) < BATCH:
+                                channels.append(outgoing.popleft()[1])
+                            await self._change_subscriptions(channels, kind == _SUBSCRIBE)
                     except bus_codec.CodecError as error:
                         log.error("cannot send %r: %s", operation, error)
                 await self._execute(batch)
@@ -314,22 +318,31 @@ class RedisBus:
             # what this pipeline held is lost; the bus goes on with what comes next
             log.error("redis bus: a batch of messages was lost: %s", error)
 
-    async def _change_subscription(self, channel: str, subscribe: bool) -> None:
+    async def _change_subscriptions(self, channels: list[str], subscribe: bool) -> None:
         assert self._pubsub is not None
-        key = (self._channel_prefix + channel).encode()
-        if subscribe != (channel in self._channels):
-            return  # changed again since: a later operation in the queue says what holds
+        # a channel whose listeners came or went again since: a later operation says what holds
+        keys = [
+            (self._channel_prefix + channel).encode()
+            for channel in dict.fromkeys(channels)
+            if subscribe == (channel in self._channels)
+        ]
+        if not keys:
+            return
         try:
             if not subscribe:
-                await self._pubsub.unsubscribe(key)
+                await self._pubsub.unsubscribe(*keys)
                 return
-            confirmed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._confirmations.setdefault(key, []).append(confirmed)
-            await self._pubsub.subscribe(key)
+            loop = asyncio.get_running_loop()
+            confirmations: list[asyncio.Future[None]] = []
+            for key in keys:
+                confirmed: asyncio.Future[None] = loop.create_future()
+                self._confirmations.setdefault(key, []).append(confirmed)
+                confirmations.append(confirmed)
+            await self._pubsub.subscribe(*keys)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(confirmed, SUBSCRIBE_WAIT)
+                await asyncio.wait_for(asyncio.gather(*confirmations), SUBSCRIBE_WAIT)
         except RedisError as error:
-            log.error("redis bus: (un)subscribing %s failed: %s", channel, error)
+            log.error("redis bus: (un)subscribing %d channels failed: %s", len(keys), error)
 
     # -- from Redis --------------------------------------------------------------------------------
 

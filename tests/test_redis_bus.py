@@ -196,3 +196,24 @@ async def test_a_process_taken_for_dead_claims_its_addresses_again(
         await client.aclose()
     await asyncio.sleep(0.5)  # past the others' next heartbeat
     assert first.has_inbox("table:5")
+
+
+async def test_many_subscriptions_at_once_are_all_in_place_before_what_follows(
+    buses: tuple[RedisBus, RedisBus],
+) -> None:
+    """A burst of subscriptions (a gateway's connections arriving together) is one SUBSCRIBE;
+    a send queued after them still reaches Redis only once they hold."""
+    first, second = buses
+    heard: dict[str, list[object]] = {}
+    for number in range(50):
+        channel = f"session:{number}"
+        heard[channel] = []
+        second.subscribe(channel, heard[channel].append)
+    inbox = first.open_inbox("sync", 10)
+    await until(lambda: second.has_inbox("sync"), "the directory")
+    second.send("sync", PlayerAway("after the subscriptions", True))
+    await inbox.get()
+    for channel in heard:
+        first.publish(channel, PlayerAway(channel, True))
+    await until(lambda: all(len(messages) == 1 for messages in heard.values()), "every channel heard")
+    assert all(messages == [PlayerAway(channel, True)] for channel, messages in heard.items())
