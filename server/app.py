@@ -6,6 +6,13 @@ keeps looking for new ones (``feltd admin tournament create`` writes them while 
 every ``poll_seconds``. ``stop`` says goodbye to every connection and stops the coordinators.
 Everything waits on the injected ``Clock``: a test runs a tournament at many times real speed.
 
+Its ``role`` (issue 15): ``all`` is the whole server in one process over a ``LocalBus``; a
+``gateway`` holds client connections only (no coordinators: the tournaments it knows are those
+whose inboxes the bus's directory lists), a ``worker`` runs the coordinators, their tables and
+the operations desk and takes no client (its port answers ``/healthz`` and ``/metrics`` only).
+Gateways and workers share a bus between processes (``server.redis_bus``), started and closed by
+whoever made it.
+
 Given ``leases`` (``server.lease``: several workers share one PostgreSQL and one Redis), a server
 runs a tournament only while it holds the tournament's lease: it acquires it before starting a
 coordinator, claims the lease's fencing token in PostgreSQL before the coordinator reads the
@@ -24,6 +31,7 @@ import logging
 import random
 from collections.abc import Callable
 from dataclasses import replace
+from enum import StrEnum
 from functools import partial
 
 import asyncpg
@@ -31,12 +39,13 @@ from redis.exceptions import RedisError
 
 from engine.tournament.config import ConfigError, TournamentConfig, parse_config
 from engine.tournament.director import Status
-from server.bus import BusError, LocalBus
+from server.bus import Bus, BusError, LocalBus
 from server.clock import Clock, RealClock
 from server.coordinator import RESUME_LIMIT_SECONDS, SNAPSHOT_EVERY, Coordinator, Stop
 from server.gateway import Gateway, Limits
+from server.health import serve_health
 from server.lease import Lease, Leases
-from server.messages import tournament_inbox
+from server.messages import LobbyAsk, tournament_inbox, tournament_of_inbox
 from server.metrics import Metrics
 from server.operations import OperationsDesk
 from server.store.connection import Store
@@ -47,6 +56,12 @@ from server.store.tournaments import Tournament, TournamentStatus
 log = logging.getLogger("feltd.server")
 
 POLL_SECONDS = 2.0
+
+
+class Role(StrEnum):
+    ALL = "all"  # today's single process
+    GATEWAY = "gateway"  # client connections, relayed over the bus
+    WORKER = "worker"  # coordinators, tables and the operations desk
 
 
 class FeltServer:
@@ -67,15 +82,22 @@ class FeltServer:
         snapshot_every: int = SNAPSHOT_EVERY,
         limits: Limits | None = None,
         leases: Leases | None = None,
+        role: Role = Role.ALL,
+        bus: Bus | None = None,
     ) -> None:
         """``director_rng(tournament_id)`` and ``table_rng(table_id)`` give seeded generators in
         tests (``None``, the default: the OS CSPRNG); ``hand_gap`` overrides the pause between
         hands (clock seconds); ``limits``: what clients may cost (``gateway.Limits``), its
         ``rate_per_second`` counted in the game clock's seconds; ``leases``: run only the
-        tournaments whose lease this server holds (module docstring), ``None``: all of them."""
+        tournaments whose lease this server holds (module docstring), ``None``: all of them.
+        ``role``: see the module docstring; a gateway or a worker needs ``bus``, one shared with
+        the other processes."""
+        if role is not Role.ALL and bus is None:
+            raise ValueError(f"a {role} needs a bus shared with the other processes")
+        self.role = role
         self.store = store
         self.clock: Clock = clock if clock is not None else RealClock()
-        self.bus = LocalBus()
+        self.bus: Bus = bus if bus is not None else LocalBus()
         self.metrics = Metrics()
         self.poll_seconds = poll_seconds
         self.director_rng = director_rng
@@ -88,16 +110,18 @@ class FeltServer:
         self.tasks: dict[str, asyncio.Task[None]] = {}
         limits = limits if limits is not None else Limits()
         speed = max(1.0, getattr(self.clock, "speed", 1.0))
-        self.gateway = Gateway(
-            store,
-            self.bus,
-            self.clock,
-            self.metrics,
-            tournaments=lambda: sorted(self.coordinators),
-            heartbeat_seconds=heartbeat_seconds,
-            # the rate limit is per second of the game's clock: faster clock, faster players
-            limits=replace(limits, rate_per_second=limits.rate_per_second * speed),
-        )
+        self.gateway: Gateway | None = None
+        if role is not Role.WORKER:
+            self.gateway = Gateway(
+                store,
+                self.bus,
+                self.clock,
+                self.metrics,
+                tournaments=self._tournaments,
+                heartbeat_seconds=heartbeat_seconds,
+                # the rate limit is per second of the game's clock: faster clock, faster players
+                limits=replace(limits, rate_per_second=limits.rate_per_second * speed),
+            )
         self.leases = leases
         self.leased: dict[str, Lease] = {}
         self._renewed_at: dict[str, float] = {}  # loop time of each lease's last known renewal
@@ -105,18 +129,40 @@ class FeltServer:
         self._closing: set[asyncio.Task[None]] = set()
         self._poller: asyncio.Task[None] | None = None
         self._desk: asyncio.Task[None] | None = None
+        self._health: asyncio.Server | None = None  # a worker's /healthz and /metrics
         self.host = ""
         self.port = 0
 
     async def start(self, host: str = "127.0.0.1", port: int = 8765) -> None:
-        self._desk = asyncio.create_task(OperationsDesk(self).run(), name="operations desk")
-        await self.load()
-        server = await self.gateway.start(host, port)
-        sockets = list(server.sockets)
+        """Load the tournaments and listen on ``host:port`` (what the role has of both)."""
+        if self.role is not Role.GATEWAY:
+            self._desk = asyncio.create_task(OperationsDesk(self).run(), name="operations desk")
+            await self.load()
+        if self.gateway is not None:
+            sockets = list((await self.gateway.start(host, port)).sockets)
+        else:
+            self._health = await serve_health(host, port, self.metrics)
+            sockets = list(self._health.sockets)
         self.host, self.port = sockets[0].getsockname()[:2] if sockets else (host, port)
-        self._poller = asyncio.create_task(self._poll(), name="tournament poller")
-        if self.leases is not None:
-            self._renewer = asyncio.create_task(self._renew(self.leases), name="lease renewer")
+        if self.role is not Role.GATEWAY:
+            self._poller = asyncio.create_task(self._poll(), name="tournament poller")
+            if self.leases is not None:
+                self._renewer = asyncio.create_task(self._renew(self.leases), name="lease renewer")
+        else:
+            # the lobby is what coordinators publish: a gateway started after them asks for it
+            for tournament_id in self._tournaments():
+                with contextlib.suppress(BusError):
+                    self.bus.send(tournament_inbox(tournament_id), LobbyAsk())
+
+    def _tournaments(self) -> list[str]:
+        """The tournaments whose coordinators run: here, or (a gateway) in any worker."""
+        if self.role is Role.GATEWAY:
+            return sorted(
+                tournament
+                for tournament in map(tournament_of_inbox, self.bus.addresses())
+                if tournament is not None
+            )
+        return sorted(self.coordinators)
 
     @property
     def url(self) -> str:
@@ -354,7 +400,11 @@ class FeltServer:
             self._poller.cancel()
         if self._desk is not None:
             self._desk.cancel()
-        await self.gateway.stop()
+        if self.gateway is not None:
+            await self.gateway.stop()
+        if self._health is not None:
+            self._health.close()
+            await self._health.wait_closed()
         for tournament_id, coordinator in self.coordinators.items():
             if not coordinator.finished.is_set():
                 with contextlib.suppress(BusError):  # a full inbox: the task is cancelled below

@@ -115,6 +115,7 @@ from server.messages import (
     Deal,
     HandDone,
     HelloAnswered,
+    LobbyAsk,
     PlayerAway,
     PlayerHello,
     Request,
@@ -390,6 +391,8 @@ class Coordinator:
             self._hello(message.caller)
         elif isinstance(message, Stop):
             self.stopping = True
+        elif isinstance(message, LobbyAsk):
+            self.publish_lobby()
 
     async def _give(self, value: inputs.AnyInput, hands: tuple[HandRecord, ...] = ()) -> list[d.Command]:
         """Give the director an input and write it to the journal before anything it answers is
