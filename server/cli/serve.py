@@ -6,7 +6,7 @@ import argparse
 import os
 from typing import TYPE_CHECKING
 
-from server.cli.arguments import positive
+from server.cli.arguments import positive, positive_float
 
 if TYPE_CHECKING:
     from server.gateway import Limits
@@ -37,6 +37,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="feltd",
         metavar="PREFIX",
         help="the start of every Redis key and channel: servers with another prefix do not meet",
+    )
+    parser.add_argument(
+        "--lease-ttl",
+        type=positive_float,
+        default=10.0,
+        metavar="SECONDS",
+        help="--role worker: how long a worker's hold on a tournament lasts unless renewed (real "
+        "seconds); a dead worker's tournaments resume elsewhere about this long after it died",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--port", type=positive, default=8765, help="port to listen on")
@@ -183,9 +191,12 @@ async def _run(args: argparse.Namespace) -> int:
     import logging
     import signal
 
+    import redis.asyncio as aioredis
+
     from server.app import FeltServer, Role
     from server.bus import Bus
     from server.clock import RealClock, ScaledClock
+    from server.lease import Leases
     from server.redis_bus import RedisBus
     from server.store.options import database_choice, open_chosen_store
 
@@ -193,6 +204,19 @@ async def _run(args: argparse.Namespace) -> int:
     role = Role(args.role)
     redis_bus = None if role is Role.ALL else RedisBus(args.redis_url, prefix=args.redis_prefix)
     bus: Bus | None = redis_bus
+    # workers hold their tournaments under leases: two workers never run one, and a dead one's
+    # tournaments are taken up by another (the fencing token keeps a stalled one from writing)
+    lease_redis = aioredis.from_url(args.redis_url) if role is Role.WORKER else None
+    leases = (
+        None
+        if lease_redis is None or redis_bus is None
+        else Leases(
+            lease_redis,
+            owner=f"worker-{redis_bus.process_id}",
+            ttl=args.lease_ttl,
+            prefix=f"{args.redis_prefix}:",
+        )
+    )
     async with open_chosen_store(database_choice(args)) as store:
         if redis_bus is not None:
             await redis_bus.start()
@@ -210,6 +234,7 @@ async def _run(args: argparse.Namespace) -> int:
             limits=limits(args),
             role=role,
             bus=bus,
+            leases=leases,
         )
         await server.start(args.host, args.port)
         if redis_bus is not None:
@@ -233,4 +258,6 @@ async def _run(args: argparse.Namespace) -> int:
         await server.stop()
         if redis_bus is not None:
             await redis_bus.close()
+        if lease_redis is not None:
+            await lease_redis.aclose()
     return 0
