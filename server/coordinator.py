@@ -119,6 +119,7 @@ from server.messages import (
     PlayerAway,
     PlayerHello,
     Request,
+    Resumed,
     TableUpdate,
     ToPlayer,
     ToSession,
@@ -341,6 +342,8 @@ class Coordinator:
         recorded = (await self.store.tournaments.get(self.config.id)).status
         if status is not None and status is not recorded:
             await self._status(status)
+        # the sessions of a worker that died wait on requests it never answered
+        self.bus.publish(tournament_channel(self.config.id), Resumed(self.config.id))
 
     def publish_lobby(self) -> None:
         """Tell the lobby about this tournament as it is now."""

@@ -110,6 +110,7 @@ from server.messages import (
     HelloAnswered,
     PlayerHello,
     Request,
+    Resumed,
     Resync,
     TableFrames,
     ToPlayer,
@@ -973,8 +974,23 @@ class Gateway:
         def listener(message: object) -> None:
             if isinstance(message, ToSession):
                 session.send(message.message)
+            elif isinstance(message, Resumed):
+                self._resumed(session, message.tournament_id)
 
         session.tournaments[tournament_id] = self.bus.subscribe(tournament_channel(tournament_id), listener)
+
+    def _resumed(self, session: Session, tournament_id: str) -> None:
+        """The tournament's coordinator started again, likely on another worker: the session keeps
+        its connection and is told again where its player sits (a ``seated`` follows the seat's
+        table anew, with a snapshot from the table opened again). A follow the old worker never
+        answered is asked again, or the table's frames would wait for it for ever."""
+        self.metrics.sessions_moved += 1
+        for table_id, following in list(session.following.items()):
+            if following.waiting and self.bus.has_inbox(table_inbox(table_id)):
+                self.request_follow(session, table_id, following, last_seq=None)
+        if session.player is not None:
+            with contextlib.suppress(BusError):  # gone again: the next coordinator says Resumed too
+                self.bus.send(tournament_inbox(tournament_id), PlayerHello(session.caller))
 
     # -- the lobby --------------------------------------------------------------------------------
 

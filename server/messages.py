@@ -193,6 +193,17 @@ class ToSession:
 
 
 @dataclass(frozen=True, slots=True)
+class Resumed:
+    """Published on ``tournament_channel`` when a coordinator has restored its tournament from the
+    journal (its worker died or stopped, or the server restarted): what the sessions sent the
+    one before it, and what it had not answered, is lost. A gateway asks again, for each of its
+    sessions following the tournament, where the player sits (``PlayerHello``) and for a
+    snapshot of each table it still waits for."""
+
+    tournament_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToPlayer:
     """A message for one player; ``seated``/``unseated`` also change what their session follows."""
 
