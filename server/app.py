@@ -10,6 +10,9 @@ Its ``role`` (issue 15): ``all`` is the whole server in one process over a ``Loc
 ``gateway`` holds client connections only (no coordinators: the tournaments it knows are those
 whose inboxes the bus's directory lists), a ``worker`` runs the coordinators, their tables and
 the operations desk and takes no client (its port answers ``/healthz`` and ``/metrics`` only).
+With leases, one worker at a time, the holder of the desk's lease, reads ``OPERATIONS`` (another
+takes it up when it dies); each also reads its own ``desk_inbox``, where that desk passes the
+changes to a tournament this worker runs (a definition edited, a tournament deleted).
 Gateways and workers share a bus between processes (``server.redis_bus``), started and closed by
 whoever made it.
 
@@ -45,7 +48,7 @@ from server.coordinator import RESUME_LIMIT_SECONDS, SNAPSHOT_EVERY, Coordinator
 from server.gateway import Gateway, Limits
 from server.health import serve_health
 from server.lease import Lease, Leases
-from server.messages import LobbyAsk, tournament_inbox, tournament_of_inbox
+from server.messages import OPERATIONS, LobbyAsk, desk_inbox, tournament_inbox, tournament_of_inbox
 from server.metrics import Metrics
 from server.operations import OperationsDesk
 from server.store.connection import Store
@@ -128,7 +131,16 @@ class FeltServer:
         self._renewer: asyncio.Task[None] | None = None
         self._closing: set[asyncio.Task[None]] = set()
         self._poller: asyncio.Task[None] | None = None
-        self._desk: asyncio.Task[None] | None = None
+        self._desk: asyncio.Task[None] | None = None  # the desk reading OPERATIONS
+        self._own_desk: asyncio.Task[None] | None = None  # a leased worker's desk_inbox
+        # Workers sharing Redis run one desk on OPERATIONS, the holder of this lease's: what one
+        # operator request reaches is then known, not whichever worker claimed the address last.
+        self._desk_leases = (
+            None
+            if leases is None
+            else Leases(leases.redis, owner=leases.owner, ttl=leases.ttl, prefix=f"{leases.prefix}desk:")
+        )
+        self._desk_lease: Lease | None = None
         self._health: asyncio.Server | None = None  # a worker's /healthz and /metrics
         self.host = ""
         self.port = 0
@@ -136,7 +148,12 @@ class FeltServer:
     async def start(self, host: str = "127.0.0.1", port: int = 8765) -> None:
         """Load the tournaments and listen on ``host:port`` (what the role has of both)."""
         if self.role is not Role.GATEWAY:
-            self._desk = asyncio.create_task(OperationsDesk(self).run(), name="operations desk")
+            if self.leases is None:
+                self._desk = asyncio.create_task(OperationsDesk(self).run(), name="operations desk")
+            else:
+                own = OperationsDesk(self, desk_inbox(self.leases.owner))
+                self._own_desk = asyncio.create_task(own.run(), name="own operations desk")
+                await self._take_desk()
             await self.load()
         if self.gateway is not None:
             sockets = list((await self.gateway.start(host, port)).sockets)
@@ -168,10 +185,44 @@ class FeltServer:
     def url(self) -> str:
         return f"ws://{self.host}:{self.port}/"
 
+    async def _take_desk(self) -> None:
+        """Run the desk on ``OPERATIONS`` if its lease is free (its holder died or stopped)."""
+        if self._desk_leases is None or self._desk_lease is not None:
+            return
+        try:
+            lease = await self._desk_leases.acquire(OPERATIONS)
+        except (RedisError, OSError) as error:
+            log.warning("the operations desk's lease could not be asked for: %s", error)
+            return
+        if lease is not None:
+            self._desk_lease = lease
+            self._desk = asyncio.create_task(OperationsDesk(self).run(), name="operations desk")
+            log.info("this worker runs the operations desk")
+
+    def _drop_desk(self) -> None:
+        if self._desk is not None:
+            self._desk.cancel()
+            self._desk = None
+        self.bus.close_inbox(OPERATIONS)  # a task cancelled before it ran would not have
+        self._desk_lease = None
+
+    async def _renew_desk(self) -> None:
+        if self._desk_leases is None or self._desk_lease is None:
+            return
+        try:
+            held = await self._desk_leases.renew(self._desk_lease)
+        except (RedisError, OSError) as error:
+            log.warning("the operations desk's lease not renewed: %s", error)
+            return  # kept until it is known lost: a second desk for a moment answers as well
+        if not held:
+            log.warning("the operations desk's lease expired: another worker runs the desk")
+            self._drop_desk()
+
     async def _poll(self) -> None:
         while True:
             await asyncio.sleep(self.poll_seconds)
             try:
+                await self._take_desk()
                 await self.load()
             except StoreError as error:
                 log.warning("looking for new tournaments failed: %s", error)
@@ -331,6 +382,7 @@ class FeltServer:
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(leases.renew_every)
+            await self._renew_desk()
             for tournament_id, lease in list(self.leased.items()):
                 task = self.tasks.get(tournament_id)
                 if task is not None and task.done():
@@ -400,6 +452,8 @@ class FeltServer:
             self._poller.cancel()
         if self._desk is not None:
             self._desk.cancel()
+        if self._own_desk is not None:
+            self._own_desk.cancel()
         if self.gateway is not None:
             await self.gateway.stop()
         if self._health is not None:
@@ -424,6 +478,10 @@ class FeltServer:
         if self.leases is not None:
             for lease in list(self.leased.values()):  # the next owner need not wait for the TTL
                 await self._let_go(self.leases, lease)
+        if self._desk_leases is not None and self._desk_lease is not None:
+            with contextlib.suppress(RedisError, OSError):
+                await self._desk_leases.release(self._desk_lease)
+            self._desk_lease = None
 
     async def wait_finished(self, tournament_id: str) -> None:
         """Until the tournament is over (finished or cancelled)."""

@@ -35,6 +35,12 @@ OPERATORS = "operators"  # the operators' event stream, every tournament's
 OPERATIONS = "operations"  # the server's inbox for operator requests no tournament answers
 
 
+def desk_inbox(worker: str) -> str:
+    """One worker's own operations desk (``worker``: its lease owner name): changes to the
+    tournaments it runs, passed on by the desk that holds ``OPERATIONS``."""
+    return f"{OPERATIONS}:{worker}"
+
+
 def tournament_inbox(tournament_id: str) -> str:
     return f"tournament:{tournament_id}"
 
