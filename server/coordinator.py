@@ -326,6 +326,10 @@ class Coordinator:
         for table_id in sorted(director.tables):
             self._open_table(table_id, seq_from=milliseconds(now))
             self._update_table(table_id, (), None, False)
+        # Before the tables, which have not run yet, publish anything: a gateway hears of this
+        # first and has its sessions there wait for a snapshot instead of meeting a jump in seq.
+        # They also wait on requests a worker that died never answered.
+        self.bus.publish(tournament_channel(self.config.id), Resumed(self.config.id))
         if director.status is d.Status.RUNNING:
             if now - last_alive > limit:
                 log.warning("%s: down for %.0f s: cancelled (CANCEL-1)", self.config.id, now - last_alive)
@@ -342,8 +346,6 @@ class Coordinator:
         recorded = (await self.store.tournaments.get(self.config.id)).status
         if status is not None and status is not recorded:
             await self._status(status)
-        # the sessions of a worker that died wait on requests it never answered
-        self.bus.publish(tournament_channel(self.config.id), Resumed(self.config.id))
 
     def publish_lobby(self) -> None:
         """Tell the lobby about this tournament as it is now."""

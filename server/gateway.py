@@ -980,13 +980,16 @@ class Gateway:
         session.tournaments[tournament_id] = self.bus.subscribe(tournament_channel(tournament_id), listener)
 
     def _resumed(self, session: Session, tournament_id: str) -> None:
-        """The tournament's coordinator started again, likely on another worker: the session keeps
-        its connection and is told again where its player sits (a ``seated`` follows the seat's
-        table anew, with a snapshot from the table opened again). A follow the old worker never
-        answered is asked again, or the table's frames would wait for it for ever."""
+        """The tournament's coordinator started again, likely on another worker, its tables opened
+        anew (their ``seq`` starting past the old ones'): the session keeps its connection, its
+        seat's table is followed from a snapshot (what comes before it is dropped, not passed on
+        as a jump in ``seq``), and its player is told again where they stand. A follow the old
+        worker never answered is asked again too, or that table's frames would wait for it."""
         self.metrics.sessions_moved += 1
         for table_id, following in list(session.following.items()):
-            if following.waiting and self.bus.has_inbox(table_inbox(table_id)):
+            own = following.own and following.tournament_id == tournament_id
+            if (own or following.waiting) and self.bus.has_inbox(table_inbox(table_id)):
+                following.waiting = True
                 self.request_follow(session, table_id, following, last_seq=None)
         if session.player is not None:
             with contextlib.suppress(BusError):  # gone again: the next coordinator says Resumed too
