@@ -301,12 +301,13 @@ class FeltServer:
         # from its saved director; a new one starts with its first snapshot.
         last_alive = await coordinator.restore()
         if last_alive is not None:
+            replayed = coordinator.seq - (coordinator.resumed_from or 0)  # resume writes one more
             await coordinator.resume(last_alive, self.resume_limit)
             log.info(
                 "tournament %s resumed from snapshot %s and %d inputs after it",
                 record.id,
                 coordinator.resumed_from,
-                coordinator.seq - (coordinator.resumed_from or 0),
+                replayed,
             )
             if coordinator.director.status not in (Status.REGISTERING, Status.RUNNING):
                 await coordinator.close()
