@@ -460,22 +460,23 @@ class FeltServer:
         if self._health is not None:
             self._health.close()
             await self._health.wait_closed()
-        for tournament_id, coordinator in self.coordinators.items():
+        # no lease is renewed (or lost, which would change the dicts below) while stopping
+        if self._renewer is not None:
+            self._renewer.cancel()
+        for tournament_id, coordinator in list(self.coordinators.items()):
             if not coordinator.finished.is_set():
                 with contextlib.suppress(BusError):  # a full inbox: the task is cancelled below
                     self.bus.send(tournament_inbox(tournament_id), Stop())
-        for task in self.tasks.values():
+        for task in list(self.tasks.values()):
             if not task.done():
                 try:
                     await asyncio.wait_for(asyncio.shield(task), 5.0)
                 except TimeoutError:
                     task.cancel()
-        for coordinator in self.coordinators.values():
+        for coordinator in list(self.coordinators.values()):
             await coordinator.close()
         if self._closing:
             await asyncio.wait(list(self._closing))
-        if self._renewer is not None:
-            self._renewer.cancel()
         if self.leases is not None:
             for lease in list(self.leased.values()):  # the next owner need not wait for the TTL
                 await self._let_go(self.leases, lease)

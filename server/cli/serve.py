@@ -46,8 +46,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="--role worker: how long a worker's hold on a tournament lasts unless renewed (real "
         "seconds); a dead worker's tournaments resume elsewhere about this long after it died",
     )
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    parser.add_argument("--port", type=positive, default=8765, help="port to listen on")
+    parser.add_argument(
+        "--host",
+        default=os.environ.get("FELTD_HOST", "127.0.0.1"),
+        help="address to listen on (default: $FELTD_HOST, else 127.0.0.1)",
+    )
+    parser.add_argument(
+        "--port",
+        type=positive,
+        default=os.environ.get("FELTD_PORT", "8765"),  # argparse checks a text default with ``type``
+        help="port to listen on (default: $FELTD_PORT, else 8765)",
+    )
     parser.add_argument(
         "--speed",
         type=float,
