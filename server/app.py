@@ -32,7 +32,7 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from enum import StrEnum
 from functools import partial
@@ -59,6 +59,8 @@ from server.store.tournaments import Tournament, TournamentStatus
 log = logging.getLogger("feltd.server")
 
 POLL_SECONDS = 2.0
+# the tournaments a server runs: the others are over (or were never more than a definition)
+_LOADABLE = frozenset({TournamentStatus.ANNOUNCED, TournamentStatus.REGISTERING, TournamentStatus.RUNNING})
 
 
 class Role(StrEnum):
@@ -237,11 +239,7 @@ class FeltServer:
         for record in await self.store.tournaments.all():
             if record.id in self.coordinators:
                 continue
-            if record.status in (
-                TournamentStatus.ANNOUNCED,
-                TournamentStatus.REGISTERING,
-                TournamentStatus.RUNNING,
-            ) and await self._start(record):
+            if record.status in _LOADABLE and await self._start(record):
                 started.append(record.id)
         self.metrics.tournaments = len(self.coordinators)
         return started
@@ -259,6 +257,13 @@ class FeltServer:
             return False
         started = False
         try:
+            # the record read before the lease was ours may be stale: deleted or redefined by
+            # the previous holder, who gave the lease back only once that was written
+            fresh = await self.store.tournaments.get(record.id)
+            if fresh.status not in _LOADABLE:
+                return False
+            if fresh.config_toml != record.config_toml:
+                record, config = fresh, parse_config(fresh.config_toml)
             started = await self._start_coordinator(record, config, Fence(record.id, lease.token))
         except FencedOut as error:
             log.warning("tournament %s: taken over while it was being loaded: %s", record.id, error)
@@ -428,13 +433,17 @@ class FeltServer:
         if not task.cancelled() and task.exception() is not None:
             log.error("tournament %s stopped: %r", tournament_id, task.exception())
 
-    async def drop(self, tournament_id: str) -> None:
+    async def drop(self, tournament_id: str, then: Callable[[], Awaitable[object]] | None = None) -> None:
         """Stop a tournament's coordinator and forget it (its definition is about to change or
-        it is deleted); nothing of it was under way (no entrants: the caller checks)."""
+        it is deleted); nothing of it was under way (no entrants: the caller checks). ``then``
+        (the deletion's or the new definition's writes) runs before the lease is given back: a
+        worker that took the lease in between would start the old definition."""
         coordinator = self.coordinators.pop(tournament_id, None)
         task = self.tasks.pop(tournament_id, None)
         lease = self.leased.get(tournament_id)
         if coordinator is None:
+            if then is not None:
+                await then()
             return
         if task is not None and not task.done():
             with contextlib.suppress(BusError):
@@ -444,8 +453,12 @@ class FeltServer:
             except TimeoutError:
                 task.cancel()
         await coordinator.close()
-        if lease is not None and self.leases is not None:
-            await self._let_go(self.leases, lease)
+        try:
+            if then is not None:
+                await then()
+        finally:
+            if lease is not None and self.leases is not None:
+                await self._let_go(self.leases, lease)
         self.metrics.tournaments = len(self.coordinators)
 
     async def stop(self) -> None:

@@ -197,8 +197,9 @@ class OperationsDesk:
         if isinstance(message, OpTournamentDelete):
             record = await self._record(message.tournament_id)
             await self._require_empty(record)
-            await server.drop(record.id)
-            await store.tournaments.set_status(record.id, TournamentStatus.CANCELLED)
+            await server.drop(
+                record.id, then=lambda: store.tournaments.set_status(record.id, TournamentStatus.CANCELLED)
+            )
             server.bus.publish(LOBBY, LobbyRemoved(tournament_id=record.id))
             self._event(record.id, OperatorEventKind.COMMAND, operator, message, f"deleted {record.id}")
             return Ack(request_id=message.request_id)
@@ -237,9 +238,13 @@ class OperationsDesk:
         else:
             await self._require_empty(record)
             parse_config(message.toml)
-            await server.drop(record.id)
-            await server.store.journal.drop(record.id)
-            await server.store.tournaments.redefine(record.id, message.toml, start)
+            toml = message.toml
+
+            async def redefine() -> None:
+                await server.store.journal.drop(record.id)
+                await server.store.tournaments.redefine(record.id, toml, start)
+
+            await server.drop(record.id, then=redefine)
         await server.load()
         self._event(record.id, OperatorEventKind.COMMAND, operator, message, f"edited {record.id}")
         return await self._show(message.request_id, record.id)
