@@ -129,6 +129,10 @@ ROLE_REFUSALS = {
     "disable the ledger's triggers": "ALTER TABLE ledger_entries DISABLE TRIGGER USER",
     "skip every trigger for the session": "SET session_replication_role = replica",
     "call a ledger function other than ledger_post": "SELECT ledger_link(NULL, 1, 'k', 'house', 1, 1)",
+    "call ledger_post's replay lookup": (
+        "SELECT * FROM ledger_replays(ARRAY['k'], ARRAY['deposit'], ARRAY['cashier'], ARRAY['house'], "
+        "ARRAY[1::bigint])"
+    ),
 }
 
 
@@ -303,7 +307,7 @@ async def test_migrations_refuse_an_out_of_order_history(postgres_server_url: st
 
 async def test_migration_0011_chains_a_ledger_written_before_it(postgres_server_url: str) -> None:
     """A ledger posted by the old ledger_post gets running balances and links the check accepts,
-    and posts after the upgrade extend the chains."""
+    and posts after the upgrades (0011, then 0012's ledger_post at open) extend the chains."""
     url = await create_database(postgres_server_url, "feltd_test_upgrade")
     try:
         conn = await asyncpg.connect(url)
@@ -318,7 +322,8 @@ async def test_migration_0011_chains_a_ledger_written_before_it(postgres_server_
                 [player_account("old"), "pool:t1", HOUSE],
                 [1_000, 300, 30],
             )
-            assert (await apply_migrations(conn, shipped)).applied == (11,)
+            upgraded = await apply_migrations(conn, tuple(m for m in shipped if m.version <= 11))
+            assert upgraded.applied == (11,)
             report = await check_on(conn)
             assert report.ok and report.entries == 6, report
         finally:
