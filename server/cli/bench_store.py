@@ -64,8 +64,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--ratio-plain",
         choices=("checking", "unchecked"),
         default="checking",
-        help="the plain transaction of --ratio-rounds: checking (default, as above) or unchecked "
-        "(no balance read, no overdraft refused: INSERT, INSERT, UPDATE)",
+        help="the plain transaction of --ratio-rounds: checking (as above) or unchecked "
+        "(no balance read, no overdraft refused: INSERT, INSERT, UPDATE); default: checking",
     )
     parser.add_argument(
         "--ratio-plain-no-reset",
