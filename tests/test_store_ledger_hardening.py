@@ -105,6 +105,59 @@ async def test_a_batch_is_all_or_nothing_when_a_racing_post_takes_its_second_key
     assert (await store.ledger.check()).ok
 
 
+@pytest.mark.parametrize("same", [True, False], ids=["same movement", "another movement"])
+async def test_a_single_post_waiting_on_a_racing_key_is_answered_as_its_replay_or_conflict(
+    store: Store, same: bool
+) -> None:
+    """A single transfer whose key a racing post commits while this one waits: the same movement
+    is its replay at once, another one its conflict; either way nothing of it is posted."""
+    await store.ledger.post([deposit("solo-a", 1_000)])
+    mine = Transfer(player_account("solo-a"), player_account("solo-b"), 100, "solo:1", Reason.DEPOSIT)
+    theirs = mine if same else Transfer(CASHIER, player_account("solo-c"), 7, "solo:1", Reason.DEPOSIT)
+    racer = await as_server_role(store)
+    watcher = await as_server_role(store)
+    try:
+        held = racer.transaction()
+        await held.start()
+        racing = await racer.fetch(
+            "SELECT * FROM ledger_post($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])",
+            [theirs.idempotency_key],
+            [str(theirs.reason)],
+            [theirs.source],
+            [theirs.target],
+            [theirs.amount],
+        )
+        # (The same movement shares the racer's account locks, another one only its key.)
+        posting = asyncio.create_task(store.ledger.post([mine]))
+        for _ in range(500):
+            waiting = await watcher.fetchval(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE wait_event_type = 'Lock' AND query LIKE '%ledger_post%'"
+            )
+            if waiting:
+                break
+            await asyncio.sleep(0.02)
+        assert waiting, "our post never waited on the racer"
+        await held.commit()
+        if same:
+            result = await posting
+            assert [(t.transaction_id, t.replayed) for t in result.transactions] == [
+                (racing[0]["out_id"], True)
+            ]
+        else:
+            with pytest.raises(IdempotencyConflict, match="solo:1"):
+                await posting
+    finally:
+        await racer.close()
+        await watcher.close()
+    assert await store.ledger.balance(player_account("solo-b")) == (100 if same else 0)
+    assert (
+        await store.pool.fetchval("SELECT count(*) FROM ledger_transactions WHERE idempotency_key = 'solo:1'")
+        == 1
+    )
+    assert (await store.ledger.check()).ok
+
+
 ROLE_REFUSALS = {
     "insert an account with a balance": (
         "INSERT INTO accounts (name, kind, balance) VALUES ('player:mint', 'player', 1000000)"
