@@ -20,6 +20,7 @@ from server.store.connection import Store, open_store
 from server.store.databases import create_database, drop_database
 from server.store.errors import (
     IdempotencyConflict,
+    InsufficientFunds,
     InvalidKey,
     InvalidTransfer,
     MigrationHistoryError,
@@ -154,6 +155,20 @@ async def test_a_single_post_waiting_on_a_racing_key_is_answered_as_its_replay_o
     assert (
         await store.pool.fetchval("SELECT count(*) FROM ledger_transactions WHERE idempotency_key = 'solo:1'")
         == 1
+    )
+    assert (await store.ledger.check()).ok
+
+
+async def test_a_refused_first_post_leaves_an_empty_ledger_that_checks_out(store: Store) -> None:
+    """`ledger check` takes transaction ids handed out on an empty ledger for a TRUNCATE: a post
+    refused for want of funds must not draw one."""
+    with pytest.raises(InsufficientFunds):
+        await store.ledger.post([Transfer(player_account("broke"), HOUSE, 5, "broke:1", Reason.FEE)])
+    assert (
+        await store.pool.fetchval(
+            "SELECT pg_sequence_last_value(pg_get_serial_sequence('ledger_transactions', 'id'))"
+        )
+        is None
     )
     assert (await store.ledger.check()).ok
 

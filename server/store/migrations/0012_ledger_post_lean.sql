@@ -5,10 +5,13 @@
 --     the UPDATE of its two accounts, which computes each new balance and chain link from the
 --     row it locks (head = sha256(head || text), the text of 0011 with balance + delta as the
 --     running balance), and the INSERT of the two entries from what that UPDATE returns. The
---     funds and the 64-bit range are conditions of the UPDATE: a transfer that fails one moves
---     fewer than two accounts, and the function then reads why and raises (the error undoes the
---     whole call, its rows included). Before, the balances and heads were read by a statement
---     of their own and the links computed from that read.
+--     funds and the 64-bit range are conditions of the transaction row's INSERT (so a refused
+--     transfer draws no id: on an empty ledger an id handed out looks like a TRUNCATE to
+--     `ledger check`) and again of the UPDATE, which applies them to the rows it locks; a
+--     transfer that fails one is not written, or moves fewer than two accounts, and the
+--     function then reads why and raises (the error undoes the whole call, its rows included).
+--     Before, the balances and heads were read by a statement of their own and the links
+--     computed from that read.
 --   * A single transfer (n = 1, what the server posts most, without the writer) takes its two
 --     account locks in the statement that asks whether its accounts exist, and does not look its
 --     key up first: the INSERT skipping the key is the sign of a replay (or a conflict), looked
@@ -164,7 +167,15 @@ BEGIN
     FOR i IN 1..n LOOP
         CONTINUE WHEN i = ANY (replayed);
         WITH tx AS (
-            INSERT INTO ledger_transactions (idempotency_key, reason) VALUES (keys[i], reasons[i]::ledger_reason)
+            -- Only for a transfer the accounts allow: a refused one draws no transaction id (on an
+            -- empty ledger an id handed out is what `ledger check` takes for a TRUNCATE).
+            INSERT INTO ledger_transactions (idempotency_key, reason)
+            SELECT keys[i], reasons[i]::ledger_reason
+             WHERE EXISTS (SELECT FROM accounts AS s, accounts AS t
+                            WHERE s.name = sources[i] AND t.name = targets[i]
+                              AND (s.balance >= amounts[i] OR s.kind IN ('house', 'cashier'))
+                              AND s.balance >= (-9223372036854775807 - 1) + amounts[i]
+                              AND t.balance <= 9223372036854775807 - amounts[i])
             ON CONFLICT (idempotency_key) DO NOTHING
             RETURNING id, created_at
         ), moved AS (
@@ -186,7 +197,7 @@ BEGIN
             SELECT moved.id, moved.name, moved.delta, moved.balance, moved.head FROM moved
         )
         SELECT tx.id, tx.created_at, (SELECT count(*) FROM moved) INTO tx_id, tx_at, moved FROM tx;
-        IF tx_id IS NULL THEN
+        IF tx_id IS NULL AND EXISTS (SELECT FROM ledger_transactions AS t WHERE t.idempotency_key = keys[i]) THEN
             IF n = 1 THEN
                 -- The key is stored (committed before, or by a post this one waited for): a
                 -- replay if it names the same movement, else the conflict raised there.
@@ -198,9 +209,10 @@ BEGIN
             RAISE EXCEPTION 'idempotency key % was posted concurrently', keys[i]
                 USING ERRCODE = 'serialization_failure', HINT = 'feltd:retry';
         END IF;
-        IF moved <> 2 THEN
-            -- Why the UPDATE left an account out, read as the accounts are now (this call's
-            -- earlier transfers included); the error undoes everything written.
+        IF tx_id IS NULL OR moved <> 2 THEN
+            -- Why the transfer was not written, or the UPDATE left an account out, read as the
+            -- accounts are now (this call's earlier transfers included); the error undoes
+            -- everything written.
             SELECT s.balance, s.kind, t.balance INTO src_balance, src_kind, tgt_balance
               FROM accounts AS s, accounts AS t
              WHERE s.name = sources[i] AND t.name = targets[i];
