@@ -235,6 +235,44 @@ class Bot:
         )
 
 
+class _Progress:
+    """How many hands of a tournament were stored, and when that number last grew."""
+
+    def __init__(self, hands: int, since: float) -> None:
+        self.hands = hands
+        self.since = since
+
+
+async def _stalled(
+    store: Store, tournament_id: str, status: str, progress: _Progress, limit: float
+) -> str | None:
+    """A running tournament that stored no hand for ``limit`` real seconds is stuck: a table that
+    never deals again would otherwise show only as a timeout, with nothing said about where."""
+    async with store.pool.acquire() as conn:
+        hands = await conn.fetchval(
+            "SELECT count(*) FROM hand_histories WHERE tournament_id = $1", tournament_id
+        )
+        last = await conn.fetch(
+            "SELECT seq, input FROM director_inputs WHERE tournament_id = $1 ORDER BY seq DESC LIMIT 3",
+            tournament_id,
+        )
+    now = time.monotonic()
+    if hands != progress.hands or status != "running":
+        progress.hands, progress.since = hands, now
+        return None
+    if now - progress.since < limit:
+        return None
+    tail = ", ".join(f"{row['seq']}: {bytes(row['input'])[:40]!r}" for row in last)
+    return f"stalled: no hand stored for {now - progress.since:.0f} s at {hands} hands (journal tail {tail})"
+
+
+def _errors_logged(log: Path) -> list[str]:
+    if not log.exists():
+        return []
+    lines = log.read_text(errors="replace").splitlines()
+    return [line for line in lines if "ERROR" in line or "Traceback" in line or "Error" in line]
+
+
 @dataclass
 class Findings:
     kills: int = 0
@@ -381,9 +419,17 @@ async def campaign(args: argparse.Namespace, database_url: str) -> Findings:
                 playing = [asyncio.create_task(bot.run(stop)) for bot in bots]
                 deadline = time.monotonic() + args.tournament_timeout
                 print(f"tournament {tournament_id}: {args.players} bots", flush=True)
+                progress = _Progress(-1, time.monotonic())
                 while time.monotonic() < deadline:
                     status = (await store.tournaments.get(tournament_id)).status.value
                     if status in ("finished", "cancelled"):
+                        break
+                    stalled = await _stalled(store, tournament_id, status, progress, args.stall_seconds)
+                    if stalled is not None:
+                        findings.problems.append(stalled)
+                        print(f"tournament {tournament_id}: {stalled}", flush=True)
+                        for line in _errors_logged(log)[-20:]:
+                            print(f"  server: {line}", flush=True)
                         break
                     if findings.kills < args.kills:
                         await asyncio.sleep(rng.uniform(args.min_gap, args.max_gap))
@@ -414,6 +460,12 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-gap", type=float, default=0.5, help="least real seconds between kills")
     parser.add_argument("--max-gap", type=float, default=4.0, help="most real seconds between kills")
     parser.add_argument("--seed", type=int, default=1, help="chooses the kill moments and the bots' play")
+    parser.add_argument(
+        "--stall-seconds",
+        type=float,
+        default=90.0,
+        help="real seconds a running tournament may go without a hand before it counts as stuck",
+    )
     parser.add_argument("--tournament-timeout", type=float, default=900.0, help="real seconds per tournament")
     args = parser.parse_args(argv)
     started = time.monotonic()

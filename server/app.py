@@ -5,6 +5,22 @@ their registration and starts a coordinator for each (it starts play at the sche
 keeps looking for new ones (``feltd admin tournament create`` writes them while the server runs)
 every ``poll_seconds``. ``stop`` says goodbye to every connection and stops the coordinators.
 Everything waits on the injected ``Clock``: a test runs a tournament at many times real speed.
+
+Its ``role`` (issue 15): ``all`` is the whole server in one process over a ``LocalBus``; a
+``gateway`` holds client connections only (no coordinators: the tournaments it knows are those
+whose inboxes the bus's directory lists), a ``worker`` runs the coordinators, their tables and
+the operations desk and takes no client (its port answers ``/healthz`` and ``/metrics`` only).
+Gateways and workers share a bus between processes (``server.redis_bus``), started and closed by
+whoever made it.
+
+Given ``leases`` (``server.lease``: several workers share one PostgreSQL and one Redis), a server
+runs a tournament only while it holds the tournament's lease: it acquires it before starting a
+coordinator, claims the lease's fencing token in PostgreSQL before the coordinator reads the
+journal or writes anything, renews every lease a third of the TTL apart, and gives them back on
+``stop``. A renewal refused (the lease expired, maybe taken) or a write refused as fenced out
+stops that coordinator and its tables at once; the tournament goes on wherever its lease is
+taken next: a free lease (its worker died, its TTL ran out) is acquired by another worker's next
+poll, which restores the tournament from its journal as after a restart (CRASH-1).
 """
 
 from __future__ import annotations
@@ -15,24 +31,37 @@ import logging
 import random
 from collections.abc import Callable
 from dataclasses import replace
+from enum import StrEnum
 from functools import partial
 
-from engine.tournament.config import ConfigError, parse_config
+import asyncpg
+from redis.exceptions import RedisError
+
+from engine.tournament.config import ConfigError, TournamentConfig, parse_config
 from engine.tournament.director import Status
-from server.bus import BusError, LocalBus
+from server.bus import Bus, BusError, LocalBus
 from server.clock import Clock, RealClock
 from server.coordinator import RESUME_LIMIT_SECONDS, SNAPSHOT_EVERY, Coordinator, Stop
 from server.gateway import Gateway, Limits
-from server.messages import tournament_inbox
+from server.health import serve_health
+from server.lease import Lease, Leases
+from server.messages import LobbyAsk, tournament_inbox, tournament_of_inbox
 from server.metrics import Metrics
 from server.operations import OperationsDesk
 from server.store.connection import Store
-from server.store.errors import StoreError
+from server.store.errors import FencedOut, StoreError
+from server.store.fencing import Fence, claim
 from server.store.tournaments import Tournament, TournamentStatus
 
 log = logging.getLogger("feltd.server")
 
 POLL_SECONDS = 2.0
+
+
+class Role(StrEnum):
+    ALL = "all"  # today's single process
+    GATEWAY = "gateway"  # client connections, relayed over the bus
+    WORKER = "worker"  # coordinators, tables and the operations desk
 
 
 class FeltServer:
@@ -52,14 +81,23 @@ class FeltServer:
         resume_limit: float = RESUME_LIMIT_SECONDS,
         snapshot_every: int = SNAPSHOT_EVERY,
         limits: Limits | None = None,
+        leases: Leases | None = None,
+        role: Role = Role.ALL,
+        bus: Bus | None = None,
     ) -> None:
         """``director_rng(tournament_id)`` and ``table_rng(table_id)`` give seeded generators in
         tests (``None``, the default: the OS CSPRNG); ``hand_gap`` overrides the pause between
         hands (clock seconds); ``limits``: what clients may cost (``gateway.Limits``), its
-        ``rate_per_second`` counted in the game clock's seconds."""
+        ``rate_per_second`` counted in the game clock's seconds; ``leases``: run only the
+        tournaments whose lease this server holds (module docstring), ``None``: all of them.
+        ``role``: see the module docstring; a gateway or a worker needs ``bus``, one shared with
+        the other processes."""
+        if role is not Role.ALL and bus is None:
+            raise ValueError(f"a {role} needs a bus shared with the other processes")
+        self.role = role
         self.store = store
         self.clock: Clock = clock if clock is not None else RealClock()
-        self.bus = LocalBus()
+        self.bus: Bus = bus if bus is not None else LocalBus()
         self.metrics = Metrics()
         self.poll_seconds = poll_seconds
         self.director_rng = director_rng
@@ -72,28 +110,59 @@ class FeltServer:
         self.tasks: dict[str, asyncio.Task[None]] = {}
         limits = limits if limits is not None else Limits()
         speed = max(1.0, getattr(self.clock, "speed", 1.0))
-        self.gateway = Gateway(
-            store,
-            self.bus,
-            self.clock,
-            self.metrics,
-            tournaments=lambda: sorted(self.coordinators),
-            heartbeat_seconds=heartbeat_seconds,
-            # the rate limit is per second of the game's clock: faster clock, faster players
-            limits=replace(limits, rate_per_second=limits.rate_per_second * speed),
-        )
+        self.gateway: Gateway | None = None
+        if role is not Role.WORKER:
+            self.gateway = Gateway(
+                store,
+                self.bus,
+                self.clock,
+                self.metrics,
+                tournaments=self._tournaments,
+                heartbeat_seconds=heartbeat_seconds,
+                # the rate limit is per second of the game's clock: faster clock, faster players
+                limits=replace(limits, rate_per_second=limits.rate_per_second * speed),
+            )
+        self.leases = leases
+        self.leased: dict[str, Lease] = {}
+        self._renewed_at: dict[str, float] = {}  # loop time of each lease's last known renewal
+        self._renewer: asyncio.Task[None] | None = None
+        self._closing: set[asyncio.Task[None]] = set()
         self._poller: asyncio.Task[None] | None = None
         self._desk: asyncio.Task[None] | None = None
+        self._health: asyncio.Server | None = None  # a worker's /healthz and /metrics
         self.host = ""
         self.port = 0
 
     async def start(self, host: str = "127.0.0.1", port: int = 8765) -> None:
-        self._desk = asyncio.create_task(OperationsDesk(self).run(), name="operations desk")
-        await self.load()
-        server = await self.gateway.start(host, port)
-        sockets = list(server.sockets)
+        """Load the tournaments and listen on ``host:port`` (what the role has of both)."""
+        if self.role is not Role.GATEWAY:
+            self._desk = asyncio.create_task(OperationsDesk(self).run(), name="operations desk")
+            await self.load()
+        if self.gateway is not None:
+            sockets = list((await self.gateway.start(host, port)).sockets)
+        else:
+            self._health = await serve_health(host, port, self.metrics)
+            sockets = list(self._health.sockets)
         self.host, self.port = sockets[0].getsockname()[:2] if sockets else (host, port)
-        self._poller = asyncio.create_task(self._poll(), name="tournament poller")
+        if self.role is not Role.GATEWAY:
+            self._poller = asyncio.create_task(self._poll(), name="tournament poller")
+            if self.leases is not None:
+                self._renewer = asyncio.create_task(self._renew(self.leases), name="lease renewer")
+        else:
+            # the lobby is what coordinators publish: a gateway started after them asks for it
+            for tournament_id in self._tournaments():
+                with contextlib.suppress(BusError):
+                    self.bus.send(tournament_inbox(tournament_id), LobbyAsk())
+
+    def _tournaments(self) -> list[str]:
+        """The tournaments whose coordinators run: here, or (a gateway) in any worker."""
+        if self.role is Role.GATEWAY:
+            return sorted(
+                tournament
+                for tournament in map(tournament_of_inbox, self.bus.addresses())
+                if tournament is not None
+            )
+        return sorted(self.coordinators)
 
     @property
     def url(self) -> str:
@@ -106,6 +175,9 @@ class FeltServer:
                 await self.load()
             except StoreError as error:
                 log.warning("looking for new tournaments failed: %s", error)
+            except Exception:
+                # The poller is how this worker takes tournaments up: it must outlive any failure.
+                log.exception("looking for new tournaments failed")
 
     async def load(self) -> list[str]:
         """Start a coordinator for every announced or registering tournament not yet running here;
@@ -129,6 +201,24 @@ class FeltServer:
         except ConfigError as error:
             log.error("tournament %s: its configuration is refused: %s", record.id, error)
             return False
+        if self.leases is None:
+            return await self._start_coordinator(record, config, None)
+        lease = await self._acquire(self.leases, record.id)
+        if lease is None:
+            return False
+        started = False
+        try:
+            started = await self._start_coordinator(record, config, Fence(record.id, lease.token))
+        except FencedOut as error:
+            log.warning("tournament %s: taken over while it was being loaded: %s", record.id, error)
+        finally:
+            if not started and self.leased.get(record.id) is lease:
+                await self._let_go(self.leases, lease)
+        return started
+
+    async def _start_coordinator(
+        self, record: Tournament, config: TournamentConfig, fence: Fence | None
+    ) -> bool:
         start_at = record.starts_at.timestamp() if record.starts_at is not None else self.clock.now()
         coordinator = Coordinator(
             config,
@@ -145,7 +235,17 @@ class FeltServer:
             journal=self.journal,
             toml=record.config_toml,
             snapshot_every=self.snapshot_every,
+            fence=fence,
+            on_fenced=partial(self._fenced, record.id),
         )
+        try:
+            return await self._resume(record, coordinator, start_at)
+        except BaseException:
+            coordinator.abandon()
+            await coordinator.close()
+            raise
+
+    async def _resume(self, record: Tournament, coordinator: Coordinator, start_at: float) -> bool:
         # A tournament with a journal was running here before (a crash, a restart): it resumes
         # from its saved director; a new one starts with its first snapshot.
         last_alive = await coordinator.restore()
@@ -167,7 +267,16 @@ class FeltServer:
         else:
             await coordinator.save_first_snapshot()
             if record.status is TournamentStatus.ANNOUNCED:
-                await self.store.tournaments.set_status(record.id, TournamentStatus.REGISTERING)
+                await self.store.tournaments.set_status(
+                    record.id, TournamentStatus.REGISTERING, fence=coordinator.fence
+                )
+        if coordinator.fenced_out is not None or (
+            coordinator.fence is not None and record.id not in self.leased
+        ):
+            log.warning("tournament %s: its lease was lost while it was being loaded", record.id)
+            coordinator.abandon()
+            await coordinator.close()
+            return False
         self.coordinators[record.id] = coordinator
         coordinator.publish_lobby()
         task = asyncio.create_task(coordinator.run(), name=f"tournament {record.id}")
@@ -175,6 +284,92 @@ class FeltServer:
         task.add_done_callback(partial(self._ended, record.id))
         log.info("tournament %s (%s) loaded, starts at %s", record.id, record.name, start_at)
         return True
+
+    async def _acquire(self, leases: Leases, tournament_id: str) -> Lease | None:
+        """The tournament's lease with its token claimed in PostgreSQL (older owners fenced out
+        from now on), or ``None`` while another worker holds it."""
+        try:
+            lease = await leases.acquire(tournament_id)
+        except (RedisError, OSError) as error:
+            log.warning("tournament %s: its lease could not be asked for: %s", tournament_id, error)
+            return None
+        if lease is None:
+            return None
+        self._renewed_at[tournament_id] = asyncio.get_running_loop().time()
+        self.leased[tournament_id] = lease
+        try:
+            await claim(self.store.pool, Fence(tournament_id, lease.token))
+        except FencedOut as error:
+            # PostgreSQL saw a newer token than Redis handed out (Redis lost its counters): the
+            # next lease starts past it.
+            log.warning("tournament %s: lease token %d is stale (%s)", tournament_id, lease.token, error)
+            await self._let_go(leases, lease)
+            with contextlib.suppress(RedisError, OSError):
+                await leases.raise_floor(tournament_id, error.recorded)
+            return None
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as error:
+            log.warning("tournament %s: its lease token could not be claimed: %s", tournament_id, error)
+            await self._let_go(leases, lease)
+            return None
+        except BaseException:
+            await self._let_go(leases, lease)
+            raise
+        return lease
+
+    async def _let_go(self, leases: Leases, lease: Lease) -> None:
+        if self.leased.get(lease.resource) is lease:
+            del self.leased[lease.resource]
+            self._renewed_at.pop(lease.resource, None)
+        try:
+            await leases.release(lease)
+        except (RedisError, OSError) as error:
+            log.warning("tournament %s: lease not given back (it expires): %s", lease.resource, error)
+
+    async def _renew(self, leases: Leases) -> None:
+        """Renew every lease held; a tournament whose coordinator ended here gives its lease back,
+        one whose lease is lost stops here at once."""
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(leases.renew_every)
+            for tournament_id, lease in list(self.leased.items()):
+                task = self.tasks.get(tournament_id)
+                if task is not None and task.done():
+                    # Over (or crashed): its status says whether anyone takes it up again.
+                    await self._let_go(leases, lease)
+                    continue
+                try:
+                    held = await leases.renew(lease)
+                except (RedisError, OSError) as error:
+                    # Redis may be back before the TTL runs out; until then the lease may still be ours.
+                    held = loop.time() - self._renewed_at.get(tournament_id, 0.0) < leases.ttl
+                    log.warning("tournament %s: lease not renewed: %s", tournament_id, error)
+                if self.leased.get(tournament_id) is not lease:
+                    continue
+                if held:
+                    self._renewed_at[tournament_id] = loop.time()
+                else:
+                    self._lose(tournament_id, "its lease expired")
+
+    def _fenced(self, tournament_id: str, error: FencedOut) -> None:
+        self._lose(tournament_id, str(error))
+
+    def _lose(self, tournament_id: str, why: str) -> None:
+        """Another worker owns the tournament (or may, any moment): stop its coordinator and
+        tables at once, without a word to the store."""
+        self.leased.pop(tournament_id, None)
+        self._renewed_at.pop(tournament_id, None)
+        coordinator = self.coordinators.pop(tournament_id, None)
+        task = self.tasks.pop(tournament_id, None)
+        if coordinator is None:
+            return
+        log.error("tournament %s: %s: stopped on this worker", tournament_id, why)
+        coordinator.abandon()
+        if task is not None:
+            task.cancel()
+        closing = asyncio.create_task(coordinator.close(), name=f"closing tournament {tournament_id}")
+        self._closing.add(closing)
+        closing.add_done_callback(self._closing.discard)
+        self.metrics.tournaments = len(self.coordinators)
 
     def _ended(self, tournament_id: str, task: asyncio.Task[None]) -> None:
         if not task.cancelled() and task.exception() is not None:
@@ -185,6 +380,7 @@ class FeltServer:
         it is deleted); nothing of it was under way (no entrants: the caller checks)."""
         coordinator = self.coordinators.pop(tournament_id, None)
         task = self.tasks.pop(tournament_id, None)
+        lease = self.leased.get(tournament_id)
         if coordinator is None:
             return
         if task is not None and not task.done():
@@ -195,6 +391,8 @@ class FeltServer:
             except TimeoutError:
                 task.cancel()
         await coordinator.close()
+        if lease is not None and self.leases is not None:
+            await self._let_go(self.leases, lease)
         self.metrics.tournaments = len(self.coordinators)
 
     async def stop(self) -> None:
@@ -202,19 +400,31 @@ class FeltServer:
             self._poller.cancel()
         if self._desk is not None:
             self._desk.cancel()
-        await self.gateway.stop()
-        for tournament_id, coordinator in self.coordinators.items():
+        if self.gateway is not None:
+            await self.gateway.stop()
+        if self._health is not None:
+            self._health.close()
+            await self._health.wait_closed()
+        # no lease is renewed (or lost, which would change the dicts below) while stopping
+        if self._renewer is not None:
+            self._renewer.cancel()
+        for tournament_id, coordinator in list(self.coordinators.items()):
             if not coordinator.finished.is_set():
                 with contextlib.suppress(BusError):  # a full inbox: the task is cancelled below
                     self.bus.send(tournament_inbox(tournament_id), Stop())
-        for task in self.tasks.values():
+        for task in list(self.tasks.values()):
             if not task.done():
                 try:
                     await asyncio.wait_for(asyncio.shield(task), 5.0)
                 except TimeoutError:
                     task.cancel()
-        for coordinator in self.coordinators.values():
+        for coordinator in list(self.coordinators.values()):
             await coordinator.close()
+        if self._closing:
+            await asyncio.wait(list(self._closing))
+        if self.leases is not None:
+            for lease in list(self.leased.values()):  # the next owner need not wait for the TTL
+                await self._let_go(self.leases, lease)
 
     async def wait_finished(self, tournament_id: str) -> None:
         """Until the tournament is over (finished or cancelled)."""

@@ -58,10 +58,14 @@ class Inbox:
         return self._queue.qsize()
 
 
+class _Unsubscribing(Protocol):
+    def _unsubscribe(self, subscription: Subscription) -> None: ...
+
+
 class Subscription:
     """A listener on a channel until ``close``."""
 
-    def __init__(self, bus: LocalBus, channel: str, listener: Listener) -> None:
+    def __init__(self, bus: _Unsubscribing, channel: str, listener: Listener) -> None:
         self._bus = bus
         self.channel = channel
         self.listener = listener
@@ -79,6 +83,8 @@ class Bus(Protocol):
     def close_inbox(self, address: str) -> None: ...
 
     def has_inbox(self, address: str) -> bool: ...
+
+    def addresses(self) -> list[str]: ...
 
     def send(self, address: str, message: object) -> None: ...
 
@@ -108,6 +114,10 @@ class LocalBus:
 
     def has_inbox(self, address: str) -> bool:
         return address in self._inboxes
+
+    def addresses(self) -> list[str]:
+        """Every address somebody reads."""
+        return sorted(self._inboxes)
 
     def send(self, address: str, message: object) -> None:
         inbox = self._inboxes.get(address)

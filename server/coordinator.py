@@ -13,6 +13,12 @@ money twice.
 
 At every hand's end the table's state is saved (``server.store.snapshots``, batched) and the hand's
 history stored (PHH and PokerStars text, with the places of the players who finished in it).
+
+Given a ``fence`` (its worker's lease token, ``server.store.fencing``), every write it makes
+carries it: journal entries and their hands, director snapshots and prunes, table snapshots,
+ledger posts, status and start-time changes. The first ``FencedOut`` (another worker owns the
+tournament now) stops it at once: ``fenced_out`` is set, ``on_fenced`` called, and nothing more
+is written or posted.
 """
 
 from __future__ import annotations
@@ -109,6 +115,7 @@ from server.messages import (
     Deal,
     HandDone,
     HelloAnswered,
+    LobbyAsk,
     PlayerAway,
     PlayerHello,
     Request,
@@ -125,8 +132,9 @@ from server.messages import (
 from server.metrics import Metrics
 from server.recovery import load_director
 from server.store.connection import Store
+from server.store.errors import FencedOut, JournalError, StoreError, UnknownPlayer
 from server.store.errors import InsufficientFunds as LedgerInsufficientFunds
-from server.store.errors import JournalError, StoreError, UnknownPlayer
+from server.store.fencing import Fence
 from server.store.histories import HandPlayer, HandRecord
 from server.store.journal import JournalEntry, StoredSnapshot
 from server.store.snapshots import SeatSnapshot
@@ -211,10 +219,13 @@ class Coordinator:
         journal: bool = False,
         toml: str = "",
         snapshot_every: int = SNAPSHOT_EVERY,
+        fence: Fence | None = None,
+        on_fenced: Callable[[FencedOut], None] | None = None,
     ) -> None:
         """``number`` is the tournament's number in the store: its tables are numbered from
         ``number * 1_000_000``; ``rng`` decides seats and draws (the OS CSPRNG by default),
-        ``table_rng(table_id)`` gives a table its shuffler (``None``: the OS CSPRNG)."""
+        ``table_rng(table_id)`` gives a table its shuffler (``None``: the OS CSPRNG); ``fence``
+        goes with every write, ``on_fenced`` hears of the first refused one."""
         self.config = config
         self.toml = toml  # the definition as written (operators see it)
         self.snapshot_every = snapshot_every
@@ -251,6 +262,9 @@ class Coordinator:
         self.seq = 0  # the last journal entry written
         self.snapshot_seq = -1  # the entry the newest saved snapshot includes (-1: none yet)
         self.resumed_from: int | None = None  # the snapshot a restart resumed from
+        self.fence = fence
+        self.on_fenced = on_fenced
+        self.fenced_out: FencedOut | None = None
 
     # -- saved state ------------------------------------------------------------------------------
 
@@ -259,7 +273,7 @@ class Coordinator:
         input is written: every journal has a snapshot to replay from."""
         data = msgspec.msgpack.encode(self.director.snapshot())
         await self.store.journal.save_snapshot(
-            StoredSnapshot(self.config.id, 0, d.DIRECTOR_SNAPSHOT_VERSION, data)
+            StoredSnapshot(self.config.id, 0, d.DIRECTOR_SNAPSHOT_VERSION, data), fence=self.fence
         )
         self.snapshot_seq = 0
 
@@ -356,6 +370,8 @@ class Coordinator:
                     await self._dispatch(await self._give(inputs.Tick(now=at)), at)
                 if self.seq - self.snapshot_seq >= self.snapshot_every:
                     self.save_snapshot()
+        except FencedOut as error:
+            self._fenced(error)
         finally:
             self.finished.set()
             self.bus.close_inbox(self.inbox.address)
@@ -375,6 +391,8 @@ class Coordinator:
             self._hello(message.caller)
         elif isinstance(message, Stop):
             self.stopping = True
+        elif isinstance(message, LobbyAsk):
+            self.publish_lobby()
 
     async def _give(self, value: inputs.AnyInput, hands: tuple[HandRecord, ...] = ()) -> list[d.Command]:
         """Give the director an input and write it to the journal before anything it answers is
@@ -393,7 +411,7 @@ class Coordinator:
         entry = JournalEntry(self.config.id, self.seq, value.now, inputs.encode(value), hands)
         while True:
             try:
-                await self.store.journal_writer.append(entry)
+                await self.store.journal_writer.append(entry, fence=self.fence)
                 return
             except JournalError:
                 if await self._written(entry):  # an earlier try committed after all
@@ -421,8 +439,8 @@ class Coordinator:
         self.snapshot_seq = self.seq
 
         async def save() -> None:
-            await self.store.journal.save_snapshot(snapshot)
-            await self.store.journal.prune(self.config.id)
+            await self.store.journal.save_snapshot(snapshot, fence=self.fence)
+            await self.store.journal.prune(self.config.id, fence=self.fence)
 
         self._background(save(), f"director snapshot {snapshot.seq}")
 
@@ -650,7 +668,9 @@ class Coordinator:
 
     async def _reschedule_record(self, start: float) -> None:
         try:
-            await self.store.tournaments.reschedule(self.config.id, dt.datetime.fromtimestamp(start, dt.UTC))
+            await self.store.tournaments.reschedule(
+                self.config.id, dt.datetime.fromtimestamp(start, dt.UTC), fence=self.fence
+            )
         except StoreError as error:
             log.warning("%s: new start not recorded: %s", self.config.id, error)
         self.publish_lobby()
@@ -1164,7 +1184,7 @@ class Coordinator:
         the transfers retried anyway (an operator must see it)."""
         while True:
             try:
-                await self.store.ledger_writer.post(transfers)
+                await self.store.ledger_writer.post(transfers, fence=self.fence)
                 return
             except LedgerInsufficientFunds:
                 raise
@@ -1187,7 +1207,7 @@ class Coordinator:
 
     async def _status(self, status: TournamentStatus) -> None:
         try:
-            await self.store.tournaments.set_status(self.config.id, status)
+            await self.store.tournaments.set_status(self.config.id, status, fence=self.fence)
         except StoreError as error:
             log.warning("%s: status %s not recorded: %s", self.config.id, status, error)
 
@@ -1210,7 +1230,9 @@ class Coordinator:
             dt.datetime.fromtimestamp(now, dt.UTC),
             table.snapshot(),
         )
-        self._background(self.store.snapshot_writer.save(stored), f"snapshot of table {table_id}")
+        self._background(
+            self.store.snapshot_writer.save(stored, fence=self.fence), f"snapshot of table {table_id}"
+        )
 
     def _background(self, work: Awaitable[object], what: str, done: Callable[[], None] | None = None) -> None:
         async def supervised() -> None:
@@ -1218,6 +1240,8 @@ class Coordinator:
                 await work
             except asyncio.CancelledError:
                 raise
+            except FencedOut as error:
+                self._fenced(error)
             except Exception:
                 log.exception("%s: %s failed", self.config.id, what)
             finally:
@@ -1227,6 +1251,28 @@ class Coordinator:
         task = asyncio.create_task(supervised(), name=f"{self.config.id}: {what}")
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+
+    def _fenced(self, error: FencedOut) -> None:
+        """Another worker owns the tournament now: stop, and say so once."""
+        self.stopping = True
+        for actor in self.actors.values():
+            actor.closed = True
+        if self.fenced_out is not None:
+            return
+        self.fenced_out = error
+        log.error("%s: %s: this worker stops it", self.config.id, error)
+        if self.on_fenced is not None:
+            self.on_fenced(error)
+
+    def abandon(self) -> None:
+        """Stop at once, writing nothing more (the lease is lost): the tables and every write
+        under way are cancelled. The hands they were playing are dealt again by the next owner
+        (CRASH-1)."""
+        self.stopping = True
+        for actor in self.actors.values():
+            actor.closed = True
+        for task in list(self.tasks):
+            task.cancel()
 
     async def close(self) -> None:
         """Stop the tables and wait for background writes."""

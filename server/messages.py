@@ -39,6 +39,12 @@ def tournament_inbox(tournament_id: str) -> str:
     return f"tournament:{tournament_id}"
 
 
+def tournament_of_inbox(address: str) -> str | None:
+    """The tournament whose inbox ``address`` is, if it is one."""
+    tournament, colon, rest = address.partition(":")
+    return rest if tournament == "tournament" and colon and ":" not in rest else None
+
+
 def tournament_channel(tournament_id: str) -> str:
     return f"tournament:{tournament_id}:events"
 
@@ -93,6 +99,12 @@ class PlayerHello:
     tournament (``registration``, ``seated`` with reason ``reconnect``), then ``HelloAnswered``."""
 
     caller: Caller
+
+
+@dataclass(frozen=True, slots=True)
+class LobbyAsk:
+    """A gateway that has just started (``feltd serve --role gateway``) asks a coordinator for
+    its lobby summary: it missed those published before it listened."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -174,8 +174,18 @@ class TableActor:
                             message = None
                 now = self.clock.now()
                 if message is not None:
-                    self._handle(message, now)
-                self._on_time(self.clock.now())
+                    try:
+                        self._handle(message, now)
+                    except Exception:
+                        # one message this table cannot take must not stop it for every player
+                        # at it: the message is dropped, the table goes on
+                        log.exception("table %s: %s refused", self.table_id, type(message).__name__)
+                try:
+                    self._on_time(self.clock.now())
+                except Exception:
+                    log.exception("table %s: its clock failed", self.table_id)
+                    # a wake time left in the past would spin without ever yielding
+                    await asyncio.sleep(self.clock.to_wall(1.0))
         finally:
             self.bus.close_inbox(self.inbox.address)
 

@@ -1,4 +1,5 @@
-"""Argument types the commands share: whole numbers with a lower bound (and an upper one).
+"""Argument types the commands share: whole numbers with a lower bound (and an upper one), and
+numbers above zero.
 
 argparse calls them while it parses, so a value that can never work is refused before the
 command does anything, with argparse's one-line usage error.
@@ -29,3 +30,14 @@ def whole_number(minimum: int, maximum: int | None = None) -> Callable[[str], in
 
 positive = whole_number(1)
 non_negative = whole_number(0)
+
+
+def positive_float(text: str) -> float:
+    """An argparse ``type``: a finite number above 0 (seconds, say)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number above 0, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number above 0, got {text}")
+    return value

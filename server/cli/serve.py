@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import TYPE_CHECKING
 
-from server.cli.arguments import positive
+from server.cli.arguments import positive, positive_float
 
 if TYPE_CHECKING:
     from server.gateway import Limits
@@ -17,8 +18,45 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Flags of `feltd serve`; heavy imports belong in ``run`` so `--help` stays fast."""
     from server.store.options import add_store_arguments
 
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    parser.add_argument("--port", type=positive, default=8765, help="port to listen on")
+    parser.add_argument(
+        "--role",
+        choices=("all", "gateway", "worker"),
+        default="all",
+        help="all: the whole server in one process; gateway: client connections only, relayed "
+        "through Redis to the workers; worker: the tournaments and their tables, its port answering "
+        "GET /healthz and /metrics only (default: all)",
+    )
+    parser.add_argument(
+        "--redis-url",
+        default=os.environ.get("REDIS_URL"),
+        metavar="URL",
+        help="the Redis gateways and workers share (default: $REDIS_URL); not used by --role all",
+    )
+    parser.add_argument(
+        "--redis-prefix",
+        default="feltd",
+        metavar="PREFIX",
+        help="the start of every Redis key and channel: servers with another prefix do not meet",
+    )
+    parser.add_argument(
+        "--lease-ttl",
+        type=positive_float,
+        default=10.0,
+        metavar="SECONDS",
+        help="--role worker: how long a worker's hold on a tournament lasts unless renewed (real "
+        "seconds); a dead worker's tournaments resume elsewhere about this long after it died",
+    )
+    parser.add_argument(
+        "--host",
+        default=os.environ.get("FELTD_HOST", "127.0.0.1"),
+        help="address to listen on (default: $FELTD_HOST, else 127.0.0.1)",
+    )
+    parser.add_argument(
+        "--port",
+        type=positive,
+        default=os.environ.get("FELTD_PORT", "8765"),  # argparse checks a text default with ``type``
+        help="port to listen on (default: $FELTD_PORT, else 8765)",
+    )
     parser.add_argument(
         "--speed",
         type=float,
@@ -129,6 +167,8 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.speed > 0:
         raise CommandError(f"--speed must be > 0, got {args.speed}")
+    if args.role != "all" and not args.redis_url:
+        raise CommandError(f"--role {args.role} needs --redis-url (or REDIS_URL)")
     if not args.resume_limit > 0:
         raise CommandError(f"--resume-limit must be > 0 minutes, got {args.resume_limit}")
     try:
@@ -160,12 +200,35 @@ async def _run(args: argparse.Namespace) -> int:
     import logging
     import signal
 
-    from server.app import FeltServer
+    import redis.asyncio as aioredis
+
+    from server.app import FeltServer, Role
+    from server.bus import Bus
     from server.clock import RealClock, ScaledClock
+    from server.lease import Leases
+    from server.redis_bus import RedisBus
     from server.store.options import database_choice, open_chosen_store
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    role = Role(args.role)
+    redis_bus = None if role is Role.ALL else RedisBus(args.redis_url, prefix=args.redis_prefix)
+    bus: Bus | None = redis_bus
+    # workers hold their tournaments under leases: two workers never run one, and a dead one's
+    # tournaments are taken up by another (the fencing token keeps a stalled one from writing)
+    lease_redis = aioredis.from_url(args.redis_url) if role is Role.WORKER else None
+    leases = (
+        None
+        if lease_redis is None or redis_bus is None
+        else Leases(
+            lease_redis,
+            owner=f"worker-{redis_bus.process_id}",
+            ttl=args.lease_ttl,
+            prefix=f"{args.redis_prefix}:",
+        )
+    )
     async with open_chosen_store(database_choice(args)) as store:
+        if redis_bus is not None:
+            await redis_bus.start()
         clock = (
             RealClock()
             if args.speed == 1.0 and args.clock_anchor is None
@@ -178,13 +241,23 @@ async def _run(args: argparse.Namespace) -> int:
             snapshot_every=args.snapshot_every,
             heartbeat_seconds=args.heartbeat,
             limits=limits(args),
+            role=role,
+            bus=bus,
+            leases=leases,
         )
         await server.start(args.host, args.port)
-        print(
-            f"feltd serving on {server.url} (health: http://{server.host}:{server.port}/healthz)", flush=True
-        )
-        print(f"browser client: http://{server.host}:{server.port}/ (log in with a token)", flush=True)
-        print(f"tournaments loaded: {', '.join(sorted(server.coordinators)) or 'none yet'}", flush=True)
+        if redis_bus is not None:
+            print(f"feltd {role} {redis_bus.process_id} on the Redis bus {args.redis_prefix!r}", flush=True)
+        if server.gateway is not None:
+            print(
+                f"feltd serving on {server.url} (health: http://{server.host}:{server.port}/healthz)",
+                flush=True,
+            )
+            print(f"browser client: http://{server.host}:{server.port}/ (log in with a token)", flush=True)
+        else:
+            print(f"feltd worker health: http://{server.host}:{server.port}/healthz", flush=True)
+        if role is not Role.GATEWAY:
+            print(f"tournaments loaded: {', '.join(sorted(server.coordinators)) or 'none yet'}", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -192,4 +265,8 @@ async def _run(args: argparse.Namespace) -> int:
         await stop.wait()
         print("feltd: stopping", flush=True)
         await server.stop()
+        if redis_bus is not None:
+            await redis_bus.close()
+        if lease_redis is not None:
+            await lease_redis.aclose()
     return 0

@@ -148,3 +148,17 @@ class HandHistoryError(StoreException, ValueError):
 
 class JournalError(StoreError):
     """A director journal entry that cannot be written (its number is taken: two writers)."""
+
+
+class FencedOut(StoreException):
+    """A write carried a fencing token older than the one recorded for its resource: the writer's
+    lease expired and another worker owns the resource now. Nothing of the write was stored, and
+    trying again cannot help (so this is not a ``StoreError``, which callers retry)."""
+
+    def __init__(self, resource: str, token: int, recorded: int) -> None:
+        super().__init__(
+            f"fenced out: {resource} is held with token {recorded}, this write carries token {token}"
+        )
+        self.resource = resource
+        self.token = token
+        self.recorded = recorded

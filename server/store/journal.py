@@ -14,17 +14,21 @@ Promises:
   newest first, so a reader that finds the newest damaged falls back to the one before; ``prune``
   drops what no longer matters (entries and snapshots older than the second newest snapshot).
 - ``entries_after(tid, seq)`` reads the inputs after a snapshot, in order.
+- Every write takes an optional ``fence`` (``server.store.fencing``), checked in its transaction:
+  a stale one raises ``FencedOut`` and nothing of that write is stored. In a group commit, a
+  caller's stale fence fails that caller only; the others' entries go in without it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import asyncpg
 
-from server.store.errors import JournalError
+from server.store.errors import FencedOut, JournalError
+from server.store.fencing import Fence, fence_on
 from server.store.histories import HandHistories, HandRecord
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -57,6 +61,7 @@ class StoredSnapshot:
 @dataclass(slots=True)
 class _Waiting:
     entry: JournalEntry
+    fence: Fence | None = None
     future: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
 
@@ -67,12 +72,14 @@ class Journal:
         self._pool = pool
         self._timeout = timeout
 
-    async def append(self, entries: Sequence[JournalEntry]) -> None:
-        """Write ``entries`` (and their hands) in one transaction."""
+    async def append(self, entries: Sequence[JournalEntry], *, fences: Iterable[Fence] = ()) -> None:
+        """Write ``entries`` (and their hands) in one transaction, if every one of ``fences``
+        holds (else ``FencedOut``, and nothing is written)."""
         if not entries:
             return
         hands = [hand for entry in entries for hand in entry.hands]
         async with self._pool.acquire(timeout=self._timeout) as conn, conn.transaction():
+            await fence_on(conn, fences, timeout=self._timeout)
             try:
                 await conn.execute(
                     _APPEND_SQL,
@@ -110,8 +117,9 @@ class Journal:
             )
         return None if row is None else (row["seq"], row["at"])
 
-    async def save_snapshot(self, snapshot: StoredSnapshot) -> None:
-        async with self._pool.acquire(timeout=self._timeout) as conn:
+    async def save_snapshot(self, snapshot: StoredSnapshot, *, fence: Fence | None = None) -> None:
+        async with self._pool.acquire(timeout=self._timeout) as conn, conn.transaction():
+            await fence_on(conn, () if fence is None else (fence,), timeout=self._timeout)
             await conn.execute(
                 "INSERT INTO director_snapshots (tournament_id, seq, format, data) "
                 "VALUES ($1, $2, $3, $4) ON CONFLICT (tournament_id, seq) "
@@ -141,10 +149,11 @@ class Journal:
             await conn.execute("DELETE FROM director_inputs WHERE tournament_id = $1", tournament_id)
             await conn.execute("DELETE FROM director_snapshots WHERE tournament_id = $1", tournament_id)
 
-    async def prune(self, tournament_id: str) -> None:
+    async def prune(self, tournament_id: str, *, fence: Fence | None = None) -> None:
         """Drop the entries and snapshots older than the second newest snapshot (the fallback
         needs that one and every entry after it)."""
         async with self._pool.acquire(timeout=self._timeout) as conn, conn.transaction():
+            await fence_on(conn, () if fence is None else (fence,), timeout=self._timeout)
             keep = await conn.fetchval(
                 "SELECT seq FROM director_snapshots WHERE tournament_id = $1 "
                 "ORDER BY seq DESC OFFSET 1 LIMIT 1",
@@ -177,9 +186,10 @@ class JournalWriter:
         self._flusher: asyncio.Task[None] | None = None
         self.batches_written = 0
 
-    async def append(self, entry: JournalEntry) -> None:
-        """Return once ``entry`` is durable; raises what the write raised (then it is not)."""
-        waiting = _Waiting(entry)
+    async def append(self, entry: JournalEntry, *, fence: Fence | None = None) -> None:
+        """Return once ``entry`` is durable; raises what the write raised (then it is not):
+        ``FencedOut`` when ``fence`` is stale."""
+        waiting = _Waiting(entry, fence)
         self._pending.append(waiting)
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush(), name="journal-writer")
@@ -193,24 +203,44 @@ class JournalWriter:
         while self._pending:
             group, self._pending = self._pending[: self._max_entries], self._pending[self._max_entries :]
             try:
-                await self._journal.append([w.entry for w in group])
+                group = await self._append_fenced(group)
             except Exception as error:
                 if len(group) > 1 and isinstance(error, JournalError):
                     for waiting in group:  # find whose entry it was: the others still go in
-                        await self._alone(waiting)
+                        if not waiting.future.done():
+                            await self._alone(waiting)
                     continue
                 for waiting in group:
                     if not waiting.future.done():
                         waiting.future.set_exception(error)
                 continue
-            self.batches_written += 1
+            self.batches_written += 1 if group else 0
             for waiting in group:
                 if not waiting.future.done():
                     waiting.future.set_result(None)
 
+    async def _append_fenced(self, group: list[_Waiting]) -> list[_Waiting]:
+        """Write ``group`` but for the callers whose fence is stale (each gets its ``FencedOut``);
+        returns those written."""
+        while group:
+            try:
+                await self._journal.append(
+                    [w.entry for w in group], fences=[w.fence for w in group if w.fence is not None]
+                )
+                return group
+            except FencedOut as refused:
+                stale = Fence(refused.resource, refused.token)
+                for waiting in group:
+                    if waiting.fence == stale and not waiting.future.done():
+                        waiting.future.set_exception(refused)
+                group = [w for w in group if w.fence != stale]
+        return group
+
     async def _alone(self, waiting: _Waiting) -> None:
         try:
-            await self._journal.append([waiting.entry])
+            await self._journal.append(
+                [waiting.entry], fences=() if waiting.fence is None else (waiting.fence,)
+            )
         except Exception as error:
             waiting.future.set_exception(error)
         else:

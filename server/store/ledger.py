@@ -72,6 +72,7 @@ from server.store.errors import (
     StoreException,
     UnknownAccount,
 )
+from server.store.fencing import Fence, fence_on
 from server.store.postgres_text import is_storable
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -208,16 +209,28 @@ class Ledger:
         self._pool = pool
         self._timeout = timeout
 
-    async def post(self, transfers: Sequence[Transfer]) -> PostResult:
-        """Post a batch atomically (see the module docstring for every promise)."""
+    async def post(self, transfers: Sequence[Transfer], *, fences: Iterable[Fence] = ()) -> PostResult:
+        """Post a batch atomically (see the module docstring for every promise); with ``fences``,
+        only if each still holds, checked in the post's transaction (else ``FencedOut``, and
+        nothing is posted)."""
         transfers = tuple(transfers)
         verify_post(transfers)
+        fences = tuple(fences)
         if not transfers:
             return PostResult(())
         try:
             async with self._pool.acquire(timeout=self._timeout) as conn:
-                # post_on without its verify_post: the batch was verified above.
-                return await with_retries(lambda: post_in_transaction(conn, transfers, timeout=self._timeout))
+                if not fences:
+                    # post_on without its verify_post: the batch was verified above.
+                    return await with_retries(
+                        lambda: post_in_transaction(conn, transfers, timeout=self._timeout)
+                    )
+
+                async def fenced(conn: DbConnection) -> PostResult:
+                    await fence_on(conn, fences, timeout=self._timeout)
+                    return await post_in_transaction(conn, transfers, timeout=self._timeout)
+
+                return await in_transaction_with_retries(conn, fenced)
         except StoreException:
             raise
         except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as error:

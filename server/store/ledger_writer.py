@@ -25,6 +25,9 @@ Promises, the same as ``Ledger.post`` for each caller:
 - Every error a caller gets is a ``StoreException`` (``Ledger.post``'s); bad input
   (``verify_post``: an amount past 64 bits, a key past 1024 bytes, an unknown reason...) is
   raised at once, to that caller, and never reaches the queue.
+- A caller's ``fence`` (``server.store.fencing``) is checked in the transaction its batch goes
+  out in: a stale one raises ``FencedOut`` to that caller (nothing of its batch posted) and the
+  others' batches go out without it.
 - A caller cancelled before its batch was sent has nothing posted; once sent, cancelling the wait
   does not stop the post. At most ``max_pending`` callers wait (more wait for room).
 """
@@ -36,7 +39,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from engine.tournament.transfers import Transfer
-from server.store.errors import InsufficientFunds, StoreException
+from server.store.errors import FencedOut, InsufficientFunds, StoreException
+from server.store.fencing import Fence
 from server.store.ledger import Ledger, PostResult, verify_post
 
 
@@ -47,6 +51,11 @@ class _Waiting:
     transfers: tuple[Transfer, ...]
     future: asyncio.Future[PostResult]
     keys: frozenset[str] = field(default_factory=frozenset)
+    fence: Fence | None = None
+
+    @property
+    def fences(self) -> tuple[Fence, ...]:
+        return () if self.fence is None else (self.fence,)
 
 
 class LedgerWriter:
@@ -71,16 +80,16 @@ class LedgerWriter:
         self.batches_written = 0
         self.fallbacks = 0
 
-    async def post(self, transfers: Sequence[Transfer]) -> PostResult:
+    async def post(self, transfers: Sequence[Transfer], *, fence: Fence | None = None) -> PostResult:
         """Post ``transfers`` atomically with other callers' batches; same result and errors as
-        ``Ledger.post``."""
+        ``Ledger.post`` (``FencedOut`` when ``fence`` is stale)."""
         batch = tuple(transfers)
         verify_post(batch)
         if not batch:
             return PostResult(())
         await self._room.acquire()
         future: asyncio.Future[PostResult] = asyncio.get_running_loop().create_future()
-        self._pending.append(_Waiting(batch, future, frozenset(t.idempotency_key for t in batch)))
+        self._pending.append(_Waiting(batch, future, frozenset(t.idempotency_key for t in batch), fence))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush(), name="ledger-writer")
         return await future
@@ -136,7 +145,18 @@ class LedgerWriter:
                 await self._post_alone(group[0])
                 return
             try:
-                result = await self._ledger.post([t for waiting in group for t in waiting.transfers])
+                result = await self._ledger.post(
+                    [t for waiting in group for t in waiting.transfers],
+                    fences=[f for waiting in group for f in waiting.fences],
+                )
+            except FencedOut as fenced:
+                # Whose lease it was: they get the refusal, the rest go out again without them.
+                stale = Fence(fenced.resource, fenced.token)
+                for waiting in group:
+                    if waiting.fence == stale and not waiting.future.done():
+                        waiting.future.set_exception(fenced)
+                group = [waiting for waiting in group if waiting.fence != stale]
+                continue
             except InsufficientFunds as refused:
                 self.fallbacks += 1
                 failing = next(
@@ -176,7 +196,7 @@ class LedgerWriter:
 
     async def _post_alone(self, waiting: _Waiting) -> None:
         try:
-            result = await self._ledger.post(waiting.transfers)
+            result = await self._ledger.post(waiting.transfers, fences=waiting.fences)
         except Exception as error:
             if not waiting.future.done():
                 waiting.future.set_exception(error)

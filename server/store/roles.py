@@ -6,7 +6,10 @@ owner, ``grant_server_role`` makes the server's role if it is missing (``FELTD_D
 needed wherever the server authenticates passwords) and gives it exactly:
 
 - the ledger (``accounts``, ``ledger_transactions``, ``ledger_entries``): SELECT only; money moves
-  only through ``ledger_post``, a SECURITY DEFINER function, the one function it may execute;
+  only through ``ledger_post``, a SECURITY DEFINER function;
+- the fencing tokens (``write_fences``): SELECT only; they move only through ``feltd_fence``
+  (SECURITY DEFINER, migration 0013), so a worker cannot lower the token that fences it out;
+  ``ledger_post``, ``feltd_fence`` and ``feltd_claim`` are the only functions it may execute;
 - every other table (players, tournaments, snapshots, histories, the director's journal): SELECT,
   INSERT, UPDATE, DELETE, and the use of their sequences; never TRUNCATE, TRIGGER or REFERENCES;
 - the ledger's id sequences: SELECT (how far they went), never a new id;
@@ -34,6 +37,9 @@ from server.store.migrations import MIGRATION_LOCK_ID
 DEFAULT_ROLE = "feltd_server"
 LEDGER_TABLES = ("accounts", "ledger_transactions", "ledger_entries")
 LEDGER_FUNCTIONS = ("ledger_post(text[], text[], text[], text[], bigint[])",)
+# Tables the role may only read: written through the SECURITY DEFINER functions alone.
+FUNCTION_ONLY_TABLES = (*LEDGER_TABLES, "write_fences")
+SERVER_FUNCTIONS = (*LEDGER_FUNCTIONS, "feltd_fence(text[], bigint[])", "feltd_claim(text, bigint)")
 TIMEOUT_S = 60.0
 _LEDGER_ID_SEQUENCES = "ledger_transactions_id_seq, ledger_entries_id_seq"
 _ROLE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
@@ -144,7 +150,7 @@ async def _grant(conn: DbConnection, role: str) -> None:
         f'REVOKE ALL ON ALL FUNCTIONS IN SCHEMA public FROM "{role}"',
     ]
     for table in tables:
-        if table in LEDGER_TABLES or table == "schema_migrations":
+        if table in FUNCTION_ONLY_TABLES or table == "schema_migrations":
             statements.append(f'GRANT SELECT ON "{table}" TO "{role}"')
         else:
             statements.append(f'GRANT SELECT, INSERT, UPDATE, DELETE ON "{table}" TO "{role}"')
@@ -152,7 +158,7 @@ async def _grant(conn: DbConnection, role: str) -> None:
         statements.append(f'GRANT USAGE, SELECT, UPDATE ON SEQUENCE "{sequence}" TO "{role}"')
     # Reading how far the ledger's ids went (the check's sign of a TRUNCATE), never drawing one.
     statements.append(f'GRANT SELECT ON SEQUENCE {_LEDGER_ID_SEQUENCES} TO "{role}"')
-    for function in LEDGER_FUNCTIONS:
+    for function in SERVER_FUNCTIONS:
         statements.append(f'GRANT EXECUTE ON FUNCTION {function} TO "{role}"')
     await conn.execute(";\n".join(statements), timeout=TIMEOUT_S)
 

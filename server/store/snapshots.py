@@ -16,6 +16,9 @@ Promises:
 - "Newest" is by snapshot id, drawn at insert time, so each table must be saved by one writer at
   a time (its table actor, or the coordinator between hands); different tables may be saved
   concurrently.
+- ``save`` takes ``fences`` and ``SnapshotWriter.save`` a ``fence`` (``server.store.fencing``),
+  checked in the batch's transaction: a stale one raises ``FencedOut`` and nothing of that write
+  is stored; in the writer's batch, the other callers' snapshots still go in.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -32,7 +35,8 @@ import msgspec
 
 from engine.table import TableSnapshot as EngineTableSnapshot
 from server.store.dbconn import DbConnection
-from server.store.errors import SnapshotError
+from server.store.errors import FencedOut, SnapshotError
+from server.store.fencing import Fence, fence_on
 from server.store.postgres_text import is_storable
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -189,12 +193,20 @@ class Snapshots:
         self._pool = pool
         self._timeout = timeout
 
-    async def save(self, snapshots: Sequence[TableSnapshot]) -> SavedSnapshots:
-        """Write a batch atomically in one round trip (see the module docstring)."""
+    async def save(
+        self, snapshots: Sequence[TableSnapshot], *, fences: Iterable[Fence] = ()
+    ) -> SavedSnapshots:
+        """Write a batch atomically in one round trip (see the module docstring); with
+        ``fences``, in one transaction with their check."""
         if not snapshots:
             raise SnapshotError("a snapshot batch needs at least one table")
+        fences = tuple(fences)
         async with self._pool.acquire(timeout=self._timeout) as conn:
-            return await save_on(conn, snapshots, timeout=self._timeout)
+            if not fences:
+                return await save_on(conn, snapshots, timeout=self._timeout)
+            async with conn.transaction():
+                await fence_on(conn, fences, timeout=self._timeout)
+                return await save_on(conn, snapshots, timeout=self._timeout)
 
     async def prune(self, tournament_id: str, keep_from_batch: int) -> int:
         """Delete the tournament's snapshots that no state at or after ``keep_from_batch`` can
@@ -242,15 +254,15 @@ class SnapshotWriter:
     def __init__(self, snapshots: Snapshots, *, max_batch: int = 2000, max_pending: int = 20000) -> None:
         self._snapshots = snapshots
         self._max_batch = max_batch
-        self._pending: list[tuple[TableSnapshot, asyncio.Future[int]]] = []
+        self._pending: list[tuple[TableSnapshot, Fence | None, asyncio.Future[int]]] = []
         self._room = asyncio.Semaphore(max_pending)
         self._flusher: asyncio.Task[None] | None = None
         self.batches_written = 0
 
-    async def save(self, snapshot: TableSnapshot) -> int:
+    async def save(self, snapshot: TableSnapshot, *, fence: Fence | None = None) -> int:
         await self._room.acquire()
         future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        self._pending.append((snapshot, future))
+        self._pending.append((snapshot, fence, future))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush(), name="snapshot-writer")
         return await future
@@ -264,19 +276,35 @@ class SnapshotWriter:
         while self._pending:
             batch, self._pending = self._pending[: self._max_batch], self._pending[self._max_batch :]
             try:
-                saved = await self._snapshots.save([snapshot for snapshot, _ in batch])
-            except Exception as error:  # every caller of this batch gets the failure, with context
-                for _, future in batch:
-                    if not future.done():
-                        future.set_exception(error)
-            else:
-                self.batches_written += 1
-                for (_, future), snapshot_id in zip(batch, saved.snapshot_ids, strict=True):
-                    if not future.done():
-                        future.set_result(snapshot_id)
+                await self._save(batch)
             finally:
                 for _ in batch:
                     self._room.release()
+
+    async def _save(self, batch: list[tuple[TableSnapshot, Fence | None, asyncio.Future[int]]]) -> None:
+        while batch:
+            try:
+                saved = await self._snapshots.save(
+                    [snapshot for snapshot, _, _ in batch],
+                    fences=[fence for _, fence, _ in batch if fence is not None],
+                )
+            except FencedOut as fenced:  # that owner's snapshots are refused, the others go again
+                stale = Fence(fenced.resource, fenced.token)
+                for _, fence, future in batch:
+                    if fence == stale and not future.done():
+                        future.set_exception(fenced)
+                batch = [waiting for waiting in batch if waiting[1] != stale]
+                continue
+            except Exception as error:  # every caller of this batch gets the failure, with context
+                for _, _, future in batch:
+                    if not future.done():
+                        future.set_exception(error)
+                return
+            self.batches_written += 1
+            for (_, _, future), snapshot_id in zip(batch, saved.snapshot_ids, strict=True):
+                if not future.done():
+                    future.set_result(snapshot_id)
+            return
 
 
 async def prune_on(

@@ -28,6 +28,7 @@ from engine.tournament.config import parse_config
 from engine.tournament.transfers import Transfer
 from server.store.dbconn import DbConnection
 from server.store.errors import StatusTransitionError, TournamentError, TournamentExists, UnknownTournament
+from server.store.fencing import Fence, fence_on
 from server.store.ledger import PostResult, in_transaction_with_retries, post_in_transaction, verify_post
 from server.store.postgres_text import is_storable
 
@@ -203,9 +204,13 @@ class Tournaments:
             raise UnknownTournament(f"no tournament has id {tournament_id!r}")
         return _tournament(row)
 
-    async def reschedule(self, tournament_id: str, starts_at: datetime) -> None:
-        """A new start time, before the start (announced or registering)."""
-        async with self._pool.acquire(timeout=self._timeout) as conn:
+    async def reschedule(
+        self, tournament_id: str, starts_at: datetime, *, fence: Fence | None = None
+    ) -> None:
+        """A new start time, before the start (announced or registering); with ``fence``, only
+        if it holds (``FencedOut``)."""
+        async with self._pool.acquire(timeout=self._timeout) as conn, conn.transaction():
+            await fence_on(conn, () if fence is None else (fence,), timeout=self._timeout)
             done = await conn.execute(
                 "UPDATE tournaments SET starts_at = $2, updated_at = now() "
                 "WHERE id = $1 AND status IN ('announced', 'registering')",
@@ -253,13 +258,20 @@ class Tournaments:
         return [_tournament(row) for row in rows]
 
     async def set_status(
-        self, tournament_id: str, target: TournamentStatus, transfers: Sequence[Transfer] = ()
+        self,
+        tournament_id: str,
+        target: TournamentStatus,
+        transfers: Sequence[Transfer] = (),
+        *,
+        fence: Fence | None = None,
     ) -> tuple[StatusChanged, PostResult]:
         """Move the tournament to ``target`` (with the money of that step, e.g. refunds on a
-        cancellation); ``StatusTransitionError`` and nothing changes if the machine forbids it."""
+        cancellation); ``StatusTransitionError`` and nothing changes if the machine forbids it,
+        ``FencedOut`` if ``fence`` is given and stale."""
         verify_post(transfers)
 
         async def work(conn: DbConnection) -> tuple[StatusChanged, PostResult]:
+            await fence_on(conn, () if fence is None else (fence,), timeout=self._timeout)
             current = await conn.fetchval(
                 "SELECT status::text FROM tournaments WHERE id = $1 FOR UPDATE",
                 tournament_id,
