@@ -160,6 +160,7 @@ async def _run(args: argparse.Namespace) -> int:
     import logging
     import signal
 
+    from server import collector
     from server.app import FeltServer
     from server.clock import RealClock, ScaledClock
     from server.store.options import database_choice, open_chosen_store
@@ -180,6 +181,8 @@ async def _run(args: argparse.Namespace) -> int:
             limits=limits(args),
         )
         await server.start(args.host, args.port)
+        collector.tune()
+        collecting = asyncio.get_running_loop().create_task(collector.maintain())
         print(
             f"feltd serving on {server.url} (health: http://{server.host}:{server.port}/healthz)", flush=True
         )
@@ -191,5 +194,6 @@ async def _run(args: argparse.Namespace) -> int:
             loop.add_signal_handler(signum, stop.set)
         await stop.wait()
         print("feltd: stopping", flush=True)
+        collecting.cancel()
         await server.stop()
     return 0
