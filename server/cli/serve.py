@@ -123,8 +123,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import asyncio
 
+    from server import event_loop
     from server.cli.exits import CommandError
 
     if not args.speed > 0:
@@ -135,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
         limits(args).check()
     except ValueError as error:
         raise CommandError(f"client limits: {error}") from None
-    return asyncio.run(_run(args))
+    return event_loop.run(_run(args))
 
 
 def limits(args: argparse.Namespace) -> Limits:
@@ -160,7 +160,7 @@ async def _run(args: argparse.Namespace) -> int:
     import logging
     import signal
 
-    from server import collector
+    from server import collector, event_loop
     from server.app import FeltServer
     from server.clock import RealClock, ScaledClock
     from server.store.options import database_choice, open_chosen_store
@@ -187,6 +187,7 @@ async def _run(args: argparse.Namespace) -> int:
             f"feltd serving on {server.url} (health: http://{server.host}:{server.port}/healthz)", flush=True
         )
         print(f"browser client: http://{server.host}:{server.port}/ (log in with a token)", flush=True)
+        print(f"event loop: {event_loop.name()}", flush=True)
         print(f"tournaments loaded: {', '.join(sorted(server.coordinators)) or 'none yet'}", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
