@@ -28,7 +28,7 @@ log = logging.getLogger("feltd.collector")
 
 YOUNG = 50_000  # allocations between young collections (CPython's default: 700)
 MIDDLE = 20  # young collections per middle-generation one (default 10)
-PERIOD = 10.0  # seconds between a collection and freeze of what is not frozen yet (short: less to walk)
+PERIOD = 2.0  # seconds between a collection and freeze of what is not frozen yet (short: less to walk)
 THAW_EVERY = 900.0  # seconds between complete passes over the frozen objects too
 
 
