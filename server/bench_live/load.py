@@ -116,6 +116,7 @@ class Bot:
         message = msgpack.unpackb(payload)
         kind = message["type"]
         self.gen.received[kind] += 1
+        self.gen.received_bytes += len(payload)
         if kind == "table_event":
             event = message["event"]
             what = event["type"]
@@ -206,7 +207,9 @@ class Bot:
                 message["action"] = "fold"
         self.pending_id = action_id
         self.pending_at = time.monotonic()
-        ws.send(msgpack.packb(message))
+        frame = msgpack.packb(message)
+        self.gen.sent_bytes += len(frame)
+        ws.send(frame)
 
 
 class Generator:
@@ -218,6 +221,8 @@ class Generator:
         self.bots = [Bot(self, index, player, token) for index, player, token in plan.players]
         self.samples = Samples()
         self.received: Counter[str] = Counter()  # frames received, by message type
+        self.received_bytes = 0  # their payloads (the WebSocket header adds 2-4 bytes a frame)
+        self.sent_bytes = 0  # the payloads of the acts sent
         self.think_low = 1.0
         self.think_high = 3.0
         self.closing = False
@@ -227,7 +232,7 @@ class Generator:
         self._registering = 0
         self._registered_all: asyncio.Future[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._tournament = ""
+        self._tournaments: list[str] = []
 
     async def run(self) -> None:
         self.loop.add_reader(self.control.fileno(), self._on_control)
@@ -315,6 +320,8 @@ class Generator:
             "eliminated": sum(1 for bot in self.bots if bot.eliminated),
             "answered": len(self.samples.sent),
             "frames": sum(self.received.values()),
+            "bytes_in": self.received_bytes,
+            "bytes_out": self.sent_bytes,
         }
 
     def _window(self, start: float, end: float) -> tuple[list[float], Counter[str]]:
@@ -364,8 +371,9 @@ class Generator:
             )
         )
 
-    async def _register_all(self, tournament_id: str) -> None:
-        self._tournament = tournament_id
+    async def _register_all(self, tournaments: str | list[str]) -> None:
+        # several tournaments (a cluster's workers each run some): the players take them in turn
+        self._tournaments = [tournaments] if isinstance(tournaments, str) else tournaments
         before = self.received.copy()
         self._register_queue = [bot for bot in self.bots if bot.welcomed][::-1]
         self._registered_all = self.loop.create_future()
@@ -389,7 +397,7 @@ class Generator:
             bot.registering = True
             request = {
                 "type": "register",
-                "tournament_id": self._tournament,
+                "tournament_id": self._tournaments[bot.index % len(self._tournaments)],
                 "request_id": f"reg-{bot.player}",
             }
             bot.ws.send(msgpack.packb(request))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+from collections.abc import Callable
 
 from server.cli.arguments import positive
 
@@ -75,6 +77,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=1, help="the bots' random seed")
     parser.add_argument("--json", metavar="FILE", default=None, help="also write the table's rows as JSON")
+    cluster = parser.add_argument_group(
+        "a cluster", "feltd as gateway and worker processes over Redis (server/bench_live/cluster.py)"
+    )
+    cluster.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=None,
+        metavar="N",
+        help="`feltd serve --role worker` processes, one configuration per number (0: the one "
+        "--role all process); no saturation run",
+    )
+    cluster.add_argument(
+        "--gateways", type=positive, nargs="+", default=[1], metavar="M", help="--role gateway processes"
+    )
+    cluster.add_argument(
+        "--redis-url",
+        default=os.environ.get("REDIS_URL"),
+        metavar="URL",
+        help="the Redis to use when there is no redis-server binary to start one per round "
+        "(default: $REDIS_URL)",
+    )
     add_store_arguments(parser)
 
 
@@ -88,13 +112,20 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--think-max {args.think_max:g} is below --think-min {args.think_min:g}")
     if args.server == "relay":
         return run_live_bench(args, None)
+    if args.workers is not None and any(n < 0 for n in args.workers):
+        raise CommandError(f"--workers takes numbers >= 0, got {args.workers}")
     choice = database_choice(args)
     choice.check()
     print(f"database: {choice.describe()}; the bench works in scratch databases it drops", flush=True)
+    bench: Callable[[argparse.Namespace, str], int] = run_live_bench
+    if args.workers is not None:
+        from server.bench_live.cluster import run_cluster_bench
+
+        bench = run_cluster_bench
     if choice.url is not None:
-        return run_live_bench(args, choice.url)
+        return bench(args, choice.url)
     embedded = EmbeddedPostgres(choice.data_dir)
     try:
-        return run_live_bench(args, embedded.url)
+        return bench(args, embedded.url)
     finally:
         embedded.stop()
