@@ -385,6 +385,7 @@ def run_cluster_round(bench: Bench, shape: Shape, players: int, redis_fallback: 
         result.tournaments = cluster.start(tournaments, players)
         ports = [g.port for g in cluster.gateways]
         generators = Generators(plans(bench, ports, players))
+        generators.send("think", bench.args.think_min, bench.args.think_max)
         answers = generators.ask("connect")
         result.connected = sum(answer[1] for answer in answers)
         answers = generators.ask("register", tournaments)
