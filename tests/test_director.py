@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from engine.betting import AnteKind, HandSetup
 from engine.table import FirstButton
-from engine.tournament.balancing import TableIndex
 from engine.tournament import inputs
+from engine.tournament.balancing import TableIndex
 from engine.tournament.config import BreakMode, Breaks, Level, Payouts, TournamentConfig, load_config
 from engine.tournament.director import (
     BreakEnded,
