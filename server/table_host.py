@@ -103,9 +103,19 @@ class TableHost:
         elif isinstance(message, OpenTable):
             await self._open(message)
         elif isinstance(message, DropTables):
-            for table_id, actor in list(self.actors.items()):
-                if actor.tournament_id == message.tournament_id and actor.epoch < message.epoch:
-                    await self._stop(table_id)
+            older = [
+                table_id
+                for table_id, actor in self.actors.items()
+                if actor.tournament_id == message.tournament_id and actor.epoch < message.epoch
+            ]
+            if older:
+                log.info(
+                    "table host: %s taken over: its %d older tables here stop",
+                    message.tournament_id,
+                    len(older),
+                )
+            for table_id in older:
+                await self._stop(table_id)
         else:
             log.warning("table host: ignored %r", type(message).__name__)
 
