@@ -288,6 +288,8 @@ class Coordinator:
         self.shard_tables = shard_tables
         self.hosts: dict[int, str] = {}  # table -> the host playing it (sharded tables)
         self.epochs: dict[int, int] = {}  # table -> its opening's epoch (sharded tables)
+        self._load: dict[str, int] = {}  # host -> tables of this tournament it plays
+        self._lost_hosts: dict[str, int] = {}  # host gone -> the first epoch after it was
         self.tables_lost = 0
         self._epoch_base = (0 if fence is None else fence.token) << _EPOCH_BITS
         self._openings = 0
@@ -1168,6 +1170,7 @@ class Coordinator:
             host = self._place(table_id)
             if host is not None:
                 self.hosts[table_id] = host
+                self._load[host] = self._load.get(host, 0) + 1
                 order = OpenTable(
                     table_id, self.config.id, epoch, seq_from, self.config.shot_clock, self.hand_gap
                 )
@@ -1189,6 +1192,14 @@ class Coordinator:
         if self.metrics is not None:
             self.metrics.tables += 1
         self._background(actor.run(), f"table {table_id}", done=lambda: self._actor_ended(table_id))
+
+    def _forget_host_of(self, table_id: int) -> None:
+        host = self.hosts.pop(table_id, None)
+        self.epochs.pop(table_id, None)
+        if host is not None:
+            self._load[host] -= 1
+            if not self._load[host]:
+                del self._load[host]
 
     def _table_ids(self) -> list[int]:
         """The tables open: played here or by a host."""
@@ -1216,11 +1227,8 @@ class Coordinator:
         hosts = [host for host in self._hosts() if self.bus.has_inbox(host)]
         if not hosts:
             return None
-        load = dict.fromkeys(hosts, 0)
-        for host in self.hosts.values():
-            if host in load:
-                load[host] += 1
-        return min(hosts, key=lambda host: (load[host], zlib.crc32(f"{table_id}@{host}".encode())))
+        load = self._load
+        return min(hosts, key=lambda host: (load.get(host, 0), zlib.crc32(f"{table_id}@{host}".encode())))
 
     async def _check_hosts(self) -> None:
         """Tables whose host left the directory (its process died) are opened again on a live
@@ -1229,7 +1237,14 @@ class Coordinator:
         if loop_now < self._next_host_check:
             return
         self._next_host_check = loop_now + HOST_CHECK_SECONDS
-        gone = {host for host in set(self.hosts.values()) if not self.bus.has_inbox(host)}
+        for host, epoch in list(self._lost_hosts.items()):
+            if self.bus.has_inbox(host):
+                # taken for dead, it was only stalled: it claimed its addresses again, the old
+                # openings' with them; they stop (the addresses go, the new openings claim theirs)
+                log.warning("%s: table host %s is back: its older tables stop", self.config.id, host)
+                self._send(host, DropTables(self.config.id, epoch))
+                del self._lost_hosts[host]
+        gone = {host for host in self._load if not self.bus.has_inbox(host)}
         if not gone:
             return
         lost = sorted(table_id for table_id, host in self.hosts.items() if host in gone)
@@ -1240,9 +1255,10 @@ class Coordinator:
             len(lost),
         )
         self._hosts(fresh=True)
+        for host in gone:
+            self._lost_hosts[host] = self._epoch_base + self._openings + 1
         for table_id in lost:
-            self.hosts.pop(table_id, None)
-            self.epochs.pop(table_id, None)
+            self._forget_host_of(table_id)
             if not self.director.has_table(table_id):
                 continue
             now = self.clock.now()
@@ -1312,8 +1328,7 @@ class Coordinator:
         self._to_table(table_id, update)
         if closed:
             self.sent_tables.pop(table_id, None)
-            self.hosts.pop(table_id, None)
-            self.epochs.pop(table_id, None)
+            self._forget_host_of(table_id)
 
     def _send(self, address: str, message: object) -> None:
         try:

@@ -226,3 +226,47 @@ async def test_the_coordinators_worker_dies_and_its_tables_elsewhere_do_not_play
         hands = await cluster.stores[1].histories.by_tournament("moved")
         numbers = [hand.hand_number for hand in hands]
         assert len(numbers) == len(set(numbers)), "no hand stored twice"
+
+
+async def test_a_host_taken_for_dead_that_comes_back_stops_its_older_tables(
+    postgres_server_url: str, redis_url: str, redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    """A worker stalls past its heartbeats (its tables play on, unheard of): its tables open again
+    elsewhere. When it beats again it claims its addresses back, the old tables' with them: the
+    coordinator sees the host listed again and has those older openings stop; their reports
+    are ignored, the tournament ends and the money balances."""
+    prefix = f"{redis_prefix}shard:{uuid.uuid4().hex[:6]}"
+    async with _cluster(postgres_server_url, redis_url, prefix, redis_client) as cluster:
+        playing = asyncio.create_task(_play(cluster, "stall", 18))
+        await wait_until(lambda: any("stall" in w.coordinators for w in cluster.workers), 20, "a coordinator")
+        owner = _coordinator_worker(cluster, "stall")
+        coordinator = owner.coordinators["stall"]
+        others = [w for w in cluster.workers if w is not owner]
+
+        def hands_at(worker: FeltServer) -> int:
+            assert worker.table_host is not None
+            return sum(actor.hands_played for actor in worker.table_host.actors.values())
+
+        await wait_until(lambda: any(hands_at(w) >= 2 for w in others), 30, "hands at another worker")
+        victim = next(w for w in others if hands_at(w) >= 2)
+        host = victim.table_host
+        assert host is not None
+        old = {table_id: actor.epoch for table_id, actor in host.actors.items()}
+        bus = cluster.buses[cluster.workers.index(victim) + 1]
+        heartbeat = bus._tasks[3]
+        assert heartbeat.get_name() == "redis bus heartbeat"
+        heartbeat.cancel()
+        await wait_until(lambda: coordinator.tables_lost >= 1, 20, "the tables to be taken for lost")
+        bus._tasks[3] = asyncio.create_task(bus._heartbeat(), name="redis bus heartbeat")
+
+        def old_ones_stopped() -> bool:
+            return all(actor.epoch != old.get(table_id) for table_id, actor in host.actors.items())
+
+        await wait_until(old_ones_stopped, 20, "the older openings to stop")
+        run, finished = await playing
+        assert finished, run.report(finished)
+        assert coordinator.director.status.value == "finished"
+        await _check_money(cluster.stores[1], "stall")
+        hands = await cluster.stores[1].histories.by_tournament("stall")
+        numbers = [hand.hand_number for hand in hands]
+        assert len(numbers) == len(set(numbers)), "no hand stored twice"
