@@ -132,7 +132,7 @@ log = logging.getLogger("feltd.gateway")
 
 MAX_TABLES_FOLLOWED = 16
 HEARTBEAT_SECONDS = 20
-FOLLOW_TRIES = 20  # times a player's follow of their table, not listed yet, is sent again
+FOLLOW_TRIES = 50  # times a player's follow of their table, not listed yet, is sent again
 FOLLOW_RETRY_SECONDS = 0.1  # wall seconds between two of them
 MAX_SIZE = 64 * 1024  # kept for importers: Limits().max_size
 RATE_PER_SECOND = 20.0  # kept for importers: Limits().rate_per_second
