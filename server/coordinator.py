@@ -117,7 +117,7 @@ from protocol.server_messages import (
 )
 from protocol.tournament_events import RebuyOffered as WireRebuyOffered
 from server import announcements
-from server.bus import Bus, BusError
+from server.bus import Bus, BusError, NoSuchAddress
 from server.clock import Clock, milliseconds
 from server.messages import (
     LOBBY,
@@ -1335,6 +1335,8 @@ class Coordinator:
             self.bus.send(address, message)
         except BusError as error:
             log.error("%s: %s", self.config.id, error)
+            if isinstance(error, NoSuchAddress) and address.startswith(TABLE_HOSTS):
+                self._next_host_check = 0.0  # a host gone: look for its tables at once
 
     # -- money and records ------------------------------------------------------------------------
 
