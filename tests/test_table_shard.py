@@ -209,6 +209,7 @@ async def test_a_dead_workers_tables_open_again_elsewhere_and_their_hands_are_de
         assert lost and all(coordinator.hosts[t] == victim.table_host.address for t in lost)
         under_way = {hand.table_id: hand.hand_number for hand in coordinator.director.running_hands()}
         _die(victim, cluster.buses[cluster.workers.index(victim) + 1])
+        await _ended(cluster.buses[cluster.workers.index(victim) + 1]._tasks)
 
         await wait_until(lambda: coordinator.tables_lost >= 1, 20, "the lost tables to be noticed")
         run, finished = await playing
@@ -248,6 +249,7 @@ async def test_the_coordinators_worker_dies_and_its_tables_elsewhere_do_not_play
         assert set(first.hosts.values()) - {owner.table_host.address}, "tables on the other workers"
         old_epochs = dict(first.epochs)
         _die(owner, cluster.buses[cluster.workers.index(owner) + 1])
+        await _ended(cluster.buses[cluster.workers.index(owner) + 1]._tasks)
         task = owner.tasks.pop("moved")
         task.cancel()
         first.abandon()
