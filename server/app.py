@@ -10,6 +10,9 @@ Its ``role`` (issue 15): ``all`` is the whole server in one process over a ``Loc
 ``gateway`` holds client connections only (no coordinators: the tournaments it knows are those
 whose inboxes the bus's directory lists), a ``worker`` runs the coordinators, their tables and
 the operations desk and takes no client (its port answers ``/healthz`` and ``/metrics`` only).
+With leases, one worker at a time, the holder of the desk's lease, reads ``OPERATIONS`` (another
+takes it up when it dies); each also reads its own ``desk_inbox``, where that desk passes the
+changes to a tournament this worker runs (a definition edited, a tournament deleted).
 Gateways and workers share a bus between processes (``server.redis_bus``), started and closed by
 whoever made it.
 
@@ -34,7 +37,7 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from enum import StrEnum
 from functools import partial
@@ -50,7 +53,7 @@ from server.coordinator import RESUME_LIMIT_SECONDS, SNAPSHOT_EVERY, Coordinator
 from server.gateway import Gateway, Limits
 from server.health import serve_health
 from server.lease import Lease, Leases
-from server.messages import LobbyAsk, tournament_inbox, tournament_of_inbox
+from server.messages import OPERATIONS, LobbyAsk, desk_inbox, tournament_inbox, tournament_of_inbox
 from server.metrics import Metrics
 from server.operations import OperationsDesk
 from server.store.connection import Store
@@ -62,6 +65,8 @@ from server.table_host import TableHost
 log = logging.getLogger("feltd.server")
 
 POLL_SECONDS = 2.0
+# the tournaments a server runs: the others are over (or were never more than a definition)
+_LOADABLE = frozenset({TournamentStatus.ANNOUNCED, TournamentStatus.REGISTERING, TournamentStatus.RUNNING})
 
 
 class Role(StrEnum):
@@ -141,7 +146,16 @@ class FeltServer:
         self._renewer: asyncio.Task[None] | None = None
         self._closing: set[asyncio.Task[None]] = set()
         self._poller: asyncio.Task[None] | None = None
-        self._desk: asyncio.Task[None] | None = None
+        self._desk: asyncio.Task[None] | None = None  # the desk reading OPERATIONS
+        self._own_desk: asyncio.Task[None] | None = None  # a leased worker's desk_inbox
+        # Workers sharing Redis run one desk on OPERATIONS, the holder of this lease's: what one
+        # operator request reaches is then known, not whichever worker claimed the address last.
+        self._desk_leases = (
+            None
+            if leases is None
+            else Leases(leases.redis, owner=leases.owner, ttl=leases.ttl, prefix=f"{leases.prefix}desk:")
+        )
+        self._desk_lease: Lease | None = None
         self._health: asyncio.Server | None = None  # a worker's /healthz and /metrics
         self.host = ""
         self.port = 0
@@ -154,7 +168,12 @@ class FeltServer:
                     self.bus, self.clock, metrics=self.metrics, table_rng=self.table_rng
                 )
                 self._hosting = asyncio.create_task(self.table_host.run(), name="table host")
-            self._desk = asyncio.create_task(OperationsDesk(self).run(), name="operations desk")
+            if self.leases is None:
+                self._desk = asyncio.create_task(OperationsDesk(self).run(), name="operations desk")
+            else:
+                own = OperationsDesk(self, desk_inbox(self.leases.owner))
+                self._own_desk = asyncio.create_task(own.run(), name="own operations desk")
+                await self._take_desk()
             await self.load()
         if self.gateway is not None:
             sockets = list((await self.gateway.start(host, port)).sockets)
@@ -186,10 +205,44 @@ class FeltServer:
     def url(self) -> str:
         return f"ws://{self.host}:{self.port}/"
 
+    async def _take_desk(self) -> None:
+        """Run the desk on ``OPERATIONS`` if its lease is free (its holder died or stopped)."""
+        if self._desk_leases is None or self._desk_lease is not None:
+            return
+        try:
+            lease = await self._desk_leases.acquire(OPERATIONS)
+        except (RedisError, OSError) as error:
+            log.warning("the operations desk's lease could not be asked for: %s", error)
+            return
+        if lease is not None:
+            self._desk_lease = lease
+            self._desk = asyncio.create_task(OperationsDesk(self).run(), name="operations desk")
+            log.info("this worker runs the operations desk")
+
+    def _drop_desk(self) -> None:
+        if self._desk is not None:
+            self._desk.cancel()
+            self._desk = None
+        self.bus.close_inbox(OPERATIONS)  # a task cancelled before it ran would not have
+        self._desk_lease = None
+
+    async def _renew_desk(self) -> None:
+        if self._desk_leases is None or self._desk_lease is None:
+            return
+        try:
+            held = await self._desk_leases.renew(self._desk_lease)
+        except (RedisError, OSError) as error:
+            log.warning("the operations desk's lease not renewed: %s", error)
+            return  # kept until it is known lost: a second desk for a moment answers as well
+        if not held:
+            log.warning("the operations desk's lease expired: another worker runs the desk")
+            self._drop_desk()
+
     async def _poll(self) -> None:
         while True:
             await asyncio.sleep(self.poll_seconds)
             try:
+                await self._take_desk()
                 await self.load()
             except StoreError as error:
                 log.warning("looking for new tournaments failed: %s", error)
@@ -204,11 +257,7 @@ class FeltServer:
         for record in await self.store.tournaments.all():
             if record.id in self.coordinators:
                 continue
-            if record.status in (
-                TournamentStatus.ANNOUNCED,
-                TournamentStatus.REGISTERING,
-                TournamentStatus.RUNNING,
-            ) and await self._start(record):
+            if record.status in _LOADABLE and await self._start(record):
                 started.append(record.id)
         self.metrics.tournaments = len(self.coordinators)
         return started
@@ -226,6 +275,13 @@ class FeltServer:
             return False
         started = False
         try:
+            # the record read before the lease was ours may be stale: deleted or redefined by
+            # the previous holder, who gave the lease back only once that was written
+            fresh = await self.store.tournaments.get(record.id)
+            if fresh.status not in _LOADABLE:
+                return False
+            if fresh.config_toml != record.config_toml:
+                record, config = fresh, parse_config(fresh.config_toml)
             started = await self._start_coordinator(record, config, Fence(record.id, lease.token))
         except FencedOut as error:
             log.warning("tournament %s: taken over while it was being loaded: %s", record.id, error)
@@ -269,12 +325,13 @@ class FeltServer:
         # from its saved director; a new one starts with its first snapshot.
         last_alive = await coordinator.restore()
         if last_alive is not None:
+            replayed = coordinator.seq - (coordinator.resumed_from or 0)  # resume writes one more
             await coordinator.resume(last_alive, self.resume_limit)
             log.info(
                 "tournament %s resumed from snapshot %s and %d inputs after it",
                 record.id,
                 coordinator.resumed_from,
-                coordinator.seq - (coordinator.resumed_from or 0),
+                replayed,
             )
             if coordinator.director.status not in (Status.REGISTERING, Status.RUNNING):
                 await coordinator.close()
@@ -350,6 +407,7 @@ class FeltServer:
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(leases.renew_every)
+            await self._renew_desk()
             for tournament_id, lease in list(self.leased.items()):
                 task = self.tasks.get(tournament_id)
                 if task is not None and task.done():
@@ -394,13 +452,17 @@ class FeltServer:
         if not task.cancelled() and task.exception() is not None:
             log.error("tournament %s stopped: %r", tournament_id, task.exception())
 
-    async def drop(self, tournament_id: str) -> None:
+    async def drop(self, tournament_id: str, then: Callable[[], Awaitable[object]] | None = None) -> None:
         """Stop a tournament's coordinator and forget it (its definition is about to change or
-        it is deleted); nothing of it was under way (no entrants: the caller checks)."""
+        it is deleted); nothing of it was under way (no entrants: the caller checks). ``then``
+        (the deletion's or the new definition's writes) runs before the lease is given back: a
+        worker that took the lease in between would start the old definition."""
         coordinator = self.coordinators.pop(tournament_id, None)
         task = self.tasks.pop(tournament_id, None)
         lease = self.leased.get(tournament_id)
         if coordinator is None:
+            if then is not None:
+                await then()
             return
         if task is not None and not task.done():
             with contextlib.suppress(BusError):
@@ -410,8 +472,12 @@ class FeltServer:
             except TimeoutError:
                 task.cancel()
         await coordinator.close()
-        if lease is not None and self.leases is not None:
-            await self._let_go(self.leases, lease)
+        try:
+            if then is not None:
+                await then()
+        finally:
+            if lease is not None and self.leases is not None:
+                await self._let_go(self.leases, lease)
         self.metrics.tournaments = len(self.coordinators)
 
     async def stop(self) -> None:
@@ -419,22 +485,27 @@ class FeltServer:
             self._poller.cancel()
         if self._desk is not None:
             self._desk.cancel()
+        if self._own_desk is not None:
+            self._own_desk.cancel()
         if self.gateway is not None:
             await self.gateway.stop()
         if self._health is not None:
             self._health.close()
             await self._health.wait_closed()
-        for tournament_id, coordinator in self.coordinators.items():
+        # no lease is renewed (or lost, which would change the dicts below) while stopping
+        if self._renewer is not None:
+            self._renewer.cancel()
+        for tournament_id, coordinator in list(self.coordinators.items()):
             if not coordinator.finished.is_set():
                 with contextlib.suppress(BusError):  # a full inbox: the task is cancelled below
                     self.bus.send(tournament_inbox(tournament_id), Stop())
-        for task in self.tasks.values():
+        for task in list(self.tasks.values()):
             if not task.done():
                 try:
                     await asyncio.wait_for(asyncio.shield(task), 5.0)
                 except TimeoutError:
                     task.cancel()
-        for coordinator in self.coordinators.values():
+        for coordinator in list(self.coordinators.values()):
             await coordinator.close()
         if self._closing:
             await asyncio.wait(list(self._closing))
@@ -443,11 +514,13 @@ class FeltServer:
             await asyncio.wait([self._hosting])
         if self.table_host is not None:
             await self.table_host.close()
-        if self._renewer is not None:
-            self._renewer.cancel()
         if self.leases is not None:
             for lease in list(self.leased.values()):  # the next owner need not wait for the TTL
                 await self._let_go(self.leases, lease)
+        if self._desk_leases is not None and self._desk_lease is not None:
+            with contextlib.suppress(RedisError, OSError):
+                await self._desk_leases.release(self._desk_lease)
+            self._desk_lease = None
 
     async def wait_finished(self, tournament_id: str) -> None:
         """Until the tournament is over (finished or cancelled)."""

@@ -70,10 +70,16 @@ def _class(tag: str) -> type:
             found = getattr(found, part)
     except (ImportError, AttributeError):
         raise CodecError(f"no message class {tag!r}") from None
-    if not isinstance(found, type) or not (
-        dataclasses.is_dataclass(found)
-        or issubclass(found, enum.Enum | msgspec.Struct)
-        or (issubclass(found, tuple) and hasattr(found, "__match_args__"))
+    # the path may lead through an imported name (``server.app:logging.os.stat_result``): only
+    # a class defined in our own packages is ever made from bytes
+    if (
+        not isinstance(found, type)
+        or not found.__module__.startswith(_PACKAGES)
+        or not (
+            dataclasses.is_dataclass(found)
+            or issubclass(found, enum.Enum | msgspec.Struct)
+            or (issubclass(found, tuple) and hasattr(found, "__match_args__"))
+        )
     ):
         raise CodecError(f"{tag!r} is not a message class")
     _classes[tag] = found
@@ -235,14 +241,31 @@ def _from_plain(plain: object) -> object:
 
 
 def encode(message: object) -> bytes:
-    """``message`` as bytes ``decode`` turns back into an equal message of the same types."""
-    return _encoder.encode(_to_plain(message))
+    """``message`` as bytes ``decode`` turns back into an equal message of the same types;
+    ``CodecError`` for a value that cannot be written (an int past 64 bits, a foreign class)."""
+    try:
+        return _encoder.encode(_to_plain(message))
+    except CodecError:
+        raise
+    except (TypeError, ValueError, OverflowError, RecursionError) as error:
+        raise CodecError(f"cannot be sent on the bus: {error!r}") from None
 
 
 def decode(data: bytes) -> object:
+    """The message ``data`` holds; ``CodecError`` (and nothing else) for bytes that hold none."""
     try:
         return _from_plain(msgspec.msgpack.decode(data))
     except CodecError:
         raise
-    except (msgspec.DecodeError, msgspec.ValidationError, TypeError, ValueError, IndexError) as error:
-        raise CodecError(f"not a bus message: {error}") from None
+    except (
+        msgspec.DecodeError,
+        msgspec.ValidationError,
+        TypeError,
+        ValueError,
+        IndexError,
+        KeyError,
+        AttributeError,
+        OverflowError,
+        RecursionError,
+    ) as error:
+        raise CodecError(f"not a bus message: {error!r}") from None

@@ -133,6 +133,7 @@ from server.messages import (
     PlayerAway,
     PlayerHello,
     Request,
+    Resumed,
     TableUpdate,
     ToPlayer,
     ToSession,
@@ -358,6 +359,10 @@ class Coordinator:
         for table_id in sorted(director.tables):
             self._open_table(table_id, seq_from=milliseconds(now))
             self._update_table(table_id, (), None, False)
+        # Before the tables, which have not run yet, publish anything: a gateway hears of this
+        # first and has its sessions there wait for a snapshot instead of meeting a jump in seq.
+        # They also wait on requests a worker that died never answered.
+        self.bus.publish(tournament_channel(self.config.id), Resumed(self.config.id))
         if director.status is d.Status.RUNNING:
             if now - last_alive > limit:
                 log.warning("%s: down for %.0f s: cancelled (CANCEL-1)", self.config.id, now - last_alive)

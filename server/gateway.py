@@ -39,8 +39,10 @@ from dataclasses import dataclass, field
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode
 from websockets.http11 import Request as HttpRequest
 from websockets.http11 import Response
+from websockets.protocol import OPEN
 
 from engine.tournament.transfers import player_account
 from protocol import PROTOCOL_VERSION
@@ -110,6 +112,7 @@ from server.messages import (
     HelloAnswered,
     PlayerHello,
     Request,
+    Resumed,
     Resync,
     TableFrames,
     ToPlayer,
@@ -211,7 +214,43 @@ class _FrameCache:
 
 
 class Session:
-    """One connection (see the module docstring)."""
+    """One connection (see the module docstring).
+
+    Its frames are written straight to the connection's transport, a session's frames of one
+    turn of the event loop in one write (``Gateway.flush``): no task per session or per frame.
+    Only while the transport's buffer is over websockets' high-water mark (the client does not
+    read) do frames wait in ``queue``, and a task (``_drain``) waits for it to empty."""
+
+    __slots__ = (
+        "__weakref__",
+        "close_code",
+        "close_reason",
+        "closing",
+        "codec",
+        "draining",
+        "errors",
+        "flushed",
+        "following",
+        "gateway",
+        "hellos_pending",
+        "id",
+        "lobby",
+        "operator",
+        "operator_streams",
+        "pinged",
+        "player",
+        "queue",
+        "refilled",
+        "refused",
+        "resume",
+        "resyncs",
+        "role",
+        "scheduled",
+        "subscriptions",
+        "tokens",
+        "tournaments",
+        "websocket",
+    )
 
     def __init__(self, gateway: Gateway, websocket: ServerConnection, codec: Codec) -> None:
         self.gateway = gateway
@@ -222,8 +261,10 @@ class Session:
         self.operator: str | None = None
         self.role: Role | None = None
         self.queue: deque[tuple[int | None, bytes | str]] = deque()  # (table id or None, frame)
-        self.ready = asyncio.Event()
-        self.flushed = asyncio.Event()  # the writer has stopped: what it could send has left
+        self.scheduled = False  # in the gateway's list of sessions to flush
+        self.draining: asyncio.Task[None] | None = None  # waits for a full transport buffer
+        # set once closing and what could be sent has been written (made when closing)
+        self.flushed: asyncio.Event | None = None
         self.following: dict[int, _Following] = {}
         self.tournaments: dict[str, Subscription] = {}
         self.operator_streams: dict[str, Subscription] = {}  # channel -> subscription (op_subscribe)
@@ -233,13 +274,14 @@ class Session:
         self.hellos_pending: set[str] = set()
         self.close_code = 1000
         self.close_reason = ""
-        self.resyncs: deque[float] = deque()
-        self.refused: deque[float] = deque()  # when each refused frame came (error_window)
-        self.errors: deque[float] = deque()  # when each error was sent (error_window)
+        # when each resync, refused frame, error came (in their windows): made when first needed
+        self.resyncs: deque[float] | None = None
+        self.refused: deque[float] | None = None
+        self.errors: deque[float] | None = None
         self.tokens = 2 * gateway.limits.rate_per_second  # a full burst to start with
         self.refilled = time.monotonic()
         self.closing = False
-        self.sending = False
+        self.pinged = b""  # the payload of the heartbeat's last ping
 
     @property
     def caller(self) -> Caller:
@@ -261,7 +303,8 @@ class Session:
             # alone, it reached the client after the gap and before the snapshot, out of its hand)
             return
         self.queue.append((table_id, frame))
-        self.ready.set()
+        if not self.scheduled and self.draining is None:
+            self.gateway.schedule_flush(self)
 
     def _overflow(self) -> bool:
         """The client does not read: drop the queued table events and resync each table with a
@@ -269,16 +312,19 @@ class Session:
         metrics = self.gateway.metrics
         limits = self.gateway.limits
         now = time.monotonic()
-        while self.resyncs and self.resyncs[0] < now - limits.resync_window:
-            self.resyncs.popleft()
+        resyncs = self.resyncs
+        if resyncs is None:
+            resyncs = self.resyncs = deque()
+        while resyncs and resyncs[0] < now - limits.resync_window:
+            resyncs.popleft()
         kept = deque(item for item in self.queue if item[0] is None)
         # replies it did not read fill the queue by themselves: a resync would not help
         unread_replies = len(kept) + len(self.following) >= limits.max_queued_frames
-        if len(self.resyncs) >= limits.max_resyncs or unread_replies:
+        if len(resyncs) >= limits.max_resyncs or unread_replies:
             metrics.slow_closes += 1
             self.close(GoodbyeReason.TOO_SLOW, "the connection did not read what it was sent")
             return False
-        self.resyncs.append(now)
+        resyncs.append(now)
         metrics.resyncs += 1
         metrics.send_queue_drops += len(self.queue) - len(kept)
         self.queue = kept
@@ -287,35 +333,78 @@ class Session:
             self.gateway.request_follow(self, table_id, following, last_seq=None)
         return True
 
-    async def writer(self) -> None:
-        websocket = self.websocket
-        metrics = self.gateway.metrics
-        timeout = self.gateway.limits.send_timeout
-        try:
-            while True:
-                await self.ready.wait()
-                self.ready.clear()
-                while self.queue:
-                    _, frame = self.queue.popleft()
-                    self.sending = True  # out of the queue, not yet on the wire
-                    await asyncio.wait_for(websocket.send(frame), timeout)
-                    self.sending = False
-                    metrics.frames_out += 1
-                    metrics.bytes_out += len(frame)
-                if self.closing:
-                    return
-        except ConnectionClosed:
+    def flush(self) -> None:
+        """Write what is queued (``Gateway.flush``, once per turn of the event loop)."""
+        self.scheduled = False
+        if self.websocket.protocol.state is not OPEN:  # closing or closed: nothing more can leave
+            self.queue.clear()
+            self._done_if_closing()
             return
+        if self.draining is not None:
+            return  # it writes once the client has read
+        if not self.websocket.paused:
+            self._write()
+        if self.queue:
+            self.draining = asyncio.get_running_loop().create_task(self._drain(), name=f"drain {self.id}")
+        else:
+            self._done_if_closing()
+
+    def _write(self) -> None:
+        """The queued frames in one write to the transport, up to its high-water mark (at least
+        one frame: past the mark the transport pauses us)."""
+        websocket = self.websocket
+        queue = self.queue
+        protocol = websocket.protocol
+        transport = websocket.transport
+        room = websocket.write_limit_high - transport.get_write_buffer_size()
+        metrics = self.gateway.metrics
+        written = 0
+        while queue and (written == 0 or written < room):
+            frame = queue.popleft()[1]
+            if isinstance(frame, str):
+                frame = frame.encode()
+                protocol.send_text(frame)
+            else:
+                protocol.send_binary(frame)
+            written += len(frame)
+            metrics.frames_out += 1
+        metrics.bytes_out += written
+        data = protocol.data_to_send()
+        transport.write(data[0] if len(data) == 1 else b"".join(data))
+
+    async def _drain(self) -> None:
+        """The transport's buffer is full: wait (``send_timeout`` at most each time) for the
+        client to read it, then write more; a client that does not read within it is dropped."""
+        websocket = self.websocket
+        try:
+            while self.queue and websocket.protocol.state is OPEN:
+                async with asyncio.timeout(self.gateway.limits.send_timeout):
+                    await websocket.drain()
+                if websocket.protocol.state is OPEN and not websocket.paused:
+                    self._write()
         except TimeoutError:
             # Its TCP window stayed shut: nothing more can leave, not even a goodbye or a close
             # frame, so the connection is dropped and what was queued for it freed.
-            metrics.slow_closes += 1
+            self.gateway.metrics.slow_closes += 1
             self.closing = True
-            self.queue.clear()
             self.close_code, self.close_reason = GoodbyeReason.TOO_SLOW.close_code, "too_slow"
             websocket.transport.abort()
+        except (ConnectionClosed, ConnectionError):
+            pass
         finally:
-            self.flushed.set()
+            if websocket.protocol.state is not OPEN:
+                self.queue.clear()
+            self.draining = None
+            self._done_if_closing()
+
+    def _done_if_closing(self) -> None:
+        if self.closing and not self.queue and self.draining is None:
+            self.closed_event().set()
+
+    def closed_event(self) -> asyncio.Event:
+        if self.flushed is None:
+            self.flushed = asyncio.Event()
+        return self.flushed
 
     def close(self, reason: GoodbyeReason, text: str) -> None:
         """Say goodbye and close (after what is queued)."""
@@ -324,7 +413,8 @@ class Session:
         self.queue.append((None, self.codec.encode(Goodbye(reason=reason, message=text))))
         self.closing = True
         self.close_code, self.close_reason = reason.close_code, reason.value
-        self.ready.set()
+        if not self.scheduled and self.draining is None:
+            self.gateway.schedule_flush(self)
         self.gateway.closing(self)
 
     # -- what the bus brings ------------------------------------------------------------------------
@@ -386,12 +476,34 @@ class Gateway:
         self.lobby: dict[str, TournamentSummary] = {}
         self.lobby_sessions: set[Session] = set()
         self._cache = _FrameCache()
+        self._to_flush: list[Session] = []  # sessions with frames queued in this turn of the loop
         self._lobby_subscription = bus.subscribe(LOBBY, self._lobby_update)
         self.server: Server | None = None
         self._closers: set[asyncio.Task[None]] = set()
+        self._beating: asyncio.Task[None] | None = None
         self.limits = limits if limits is not None else Limits()
         self.limits.check()
         self.static = StaticFiles()
+
+    # -- sending ----------------------------------------------------------------------------------
+
+    def schedule_flush(self, session: Session) -> None:
+        """Write ``session``'s frames at the end of this turn of the event loop: a table's event
+        and what follows it from the same turn (the next turn, an ack) leave in one write."""
+        session.scheduled = True
+        if not self._to_flush:
+            asyncio.get_running_loop().call_soon(self.flush)
+        self._to_flush.append(session)
+
+    def flush(self) -> None:
+        sessions, self._to_flush = self._to_flush, []
+        for session in sessions:
+            try:
+                session.flush()
+            except Exception:  # a bug: the other sessions go on
+                log.exception("session %s: flush failed", session.id)
+                session.queue.clear()
+                session.websocket.transport.abort()
 
     # -- serving ----------------------------------------------------------------------------------
 
@@ -422,10 +534,11 @@ class Gateway:
             close_timeout=self.limits.close_timeout,
             create_connection=Counted,
             max_queue=self.limits.max_unread_frames,
-            ping_interval=self.heartbeat_seconds,
-            ping_timeout=self.heartbeat_seconds,
+            ping_interval=None,  # one heartbeat task for all of them (_heartbeat)
+            ping_timeout=None,
             process_request=self._http,
         )
+        self._beating = asyncio.get_running_loop().create_task(self._heartbeat(), name="heartbeat")
         return self.server
 
     async def stop(self) -> None:
@@ -436,6 +549,45 @@ class Gateway:
             self.server.close()
             await self.server.wait_closed()
         self._lobby_subscription.close()
+        if self._beating is not None:
+            self._beating.cancel()
+
+    async def _heartbeat(self) -> None:
+        """Every connection is pinged every ``heartbeat_seconds``, and one that has not answered
+        its previous ping by then is dropped (closed 1011, as websockets' keepalive does). One
+        task does it for all of them, a slice every tick spread over the period, instead of a
+        task, timer and future per connection."""
+        loop = asyncio.get_running_loop()
+        tick = min(1.0, self.heartbeat_seconds / 4)
+        ticks = max(1, round(self.heartbeat_seconds / tick))
+        sessions: list[Session] = []
+        done = 0
+        per_tick = 1
+        beat = 0
+        while True:
+            await asyncio.sleep(tick)
+            if done >= len(sessions):
+                sessions = list(self.sessions.values())
+                done = 0
+                per_tick = -(-len(sessions) // ticks)
+                beat += 1
+            payload = _PING_PREFIX + beat.to_bytes(4, "big")
+            for session in sessions[done : done + per_tick]:
+                websocket = session.websocket
+                if websocket.protocol.state is not OPEN:
+                    continue
+                if session.pinged and session.pinged in websocket.pending_pings:
+                    task = loop.create_task(_ping_timeout(websocket))
+                    self._closers.add(task)
+                    task.add_done_callback(self._closers.discard)
+                    continue
+                # websockets' own bookkeeping of pings (what its ping() does, without the wait
+                # for a full write buffer): its pong handler removes the entry
+                websocket.pending_pings[payload] = (loop.create_future(), loop.time())
+                session.pinged = payload
+                websocket.protocol.send_ping(payload)
+                websocket.send_data()
+            done += per_tick
 
     def _http(self, connection: ServerConnection, request: HttpRequest) -> Response | None:
         path = request.path.split("?", 1)[0]
@@ -469,19 +621,20 @@ class Gateway:
         self.sessions[session.id] = session
         self.metrics.connections += 1
         self.metrics.connections_total += 1
-        writer = asyncio.create_task(session.writer(), name=f"writer {session.id}")
         try:
             await self._serve(session)
         except ConnectionClosed:
             pass
         finally:
             session.closing = True
-            session.ready.set()
             # What it still sends is read and dropped: unread, it would stop websockets reading
             # the socket, and the client's close frame behind it, until close_timeout.
             drain = asyncio.create_task(_discard(websocket), name=f"drain {session.id}")
-            await asyncio.wait({writer}, timeout=2.0)
-            writer.cancel()
+            if session.queue or session.draining is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(session.closed_event().wait(), 2.0)
+            if session.draining is not None:
+                session.draining.cancel()
             # with the code its goodbye named (returning from the handler would close with 1000)
             await session.websocket.close(session.close_code, session.close_reason)
             drain.cancel()
@@ -519,7 +672,7 @@ class Gateway:
             # once the writer has sent the goodbye, not when it has taken it from the queue: a
             # close while that frame is still being sent would lose it
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(session.flushed.wait(), GOODBYE_SECONDS)
+                await asyncio.wait_for(session.closed_event().wait(), GOODBYE_SECONDS)
             await session.websocket.close(session.close_code, session.close_reason)
 
         task = asyncio.get_running_loop().create_task(close_after_goodbye())
@@ -601,10 +754,13 @@ class Gateway:
         if code not in _REFUSED_FRAMES:
             return  # counted by send() with every other error
         now = time.monotonic()
-        session.refused.append(now)
-        while session.refused and session.refused[0] < now - limits.error_window:
-            session.refused.popleft()
-        if len(session.refused) >= limits.max_refused:
+        refused = session.refused
+        if refused is None:
+            refused = session.refused = deque()
+        refused.append(now)
+        while refused and refused[0] < now - limits.error_window:
+            refused.popleft()
+        if len(refused) >= limits.max_refused:
             self.metrics.error_closes += 1
             window = f"{limits.error_window:g} s"
             session.close(GoodbyeReason.TOO_MANY_ERRORS, f"{limits.max_refused} refused frames in {window}")
@@ -616,10 +772,13 @@ class Gateway:
             return
         limits = self.limits
         now = time.monotonic()
-        session.errors.append(now)
-        while session.errors and session.errors[0] < now - limits.error_window:
-            session.errors.popleft()
-        if len(session.errors) >= limits.max_errors:
+        errors = session.errors
+        if errors is None:
+            errors = session.errors = deque()
+        errors.append(now)
+        while errors and errors[0] < now - limits.error_window:
+            errors.popleft()
+        if len(errors) >= limits.max_errors:
             self.metrics.error_closes += 1
             window = f"{limits.error_window:g} s"
             session.close(GoodbyeReason.TOO_MANY_ERRORS, f"{limits.max_errors} errors in {window}")
@@ -1007,8 +1166,28 @@ class Gateway:
         def listener(message: object) -> None:
             if isinstance(message, ToSession):
                 session.send(message.message)
+            elif isinstance(message, Resumed):
+                self._resumed(session, message.tournament_id)
 
         session.tournaments[tournament_id] = self.bus.subscribe(tournament_channel(tournament_id), listener)
+
+    def _resumed(self, session: Session, tournament_id: str) -> None:
+        """The tournament's coordinator started again, likely on another worker, its tables opened
+        anew (their ``seq`` starting past the old ones'): the session keeps its connection, its
+        seat's table is followed from a snapshot (what comes before it is dropped, not passed on
+        as a jump in ``seq``), and its player is told again where they stand. A follow the old
+        worker never answered is asked again too, or that table's frames would wait for it."""
+        self.metrics.sessions_moved += 1
+        for table_id, following in list(session.following.items()):
+            own = following.own and following.tournament_id == tournament_id
+            # an own table placed on another worker (--shard-tables) may not be listed yet: its
+            # follow is sent again until it is
+            if own or (following.waiting and self.bus.has_inbox(table_inbox(table_id))):
+                following.waiting = True
+                self.request_follow(session, table_id, following, last_seq=None)
+        if session.player is not None:
+            with contextlib.suppress(BusError):  # gone again: the next coordinator says Resumed too
+                self.bus.send(tournament_inbox(tournament_id), PlayerHello(session.caller))
 
     # -- the lobby --------------------------------------------------------------------------------
 
@@ -1054,6 +1233,17 @@ _TOURNAMENT_REQUESTS = (
     DealAbandon,
 )
 _SCHEDULING = (OpTournamentCreate, OpTournamentEdit, OpTournamentDelete, OpTournamentList)
+
+
+_PING_PREFIX = b"hb"
+
+
+async def _ping_timeout(websocket: ServerConnection) -> None:
+    """What websockets' keepalive does when a pong is late: close 1011, then drop the TCP
+    connection after ``close_timeout`` if the close handshake does not finish."""
+    with contextlib.suppress(ConnectionClosed):
+        async with websocket.send_context():
+            websocket.protocol.fail(CloseCode.INTERNAL_ERROR, "keepalive ping timeout")
 
 
 async def _discard(websocket: ServerConnection) -> None:

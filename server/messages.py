@@ -37,6 +37,12 @@ OPERATORS = "operators"  # the operators' event stream, every tournament's
 OPERATIONS = "operations"  # the server's inbox for operator requests no tournament answers
 
 
+def desk_inbox(worker: str) -> str:
+    """One worker's own operations desk (``worker``: its lease owner name): changes to the
+    tournaments it runs, passed on by the desk that holds ``OPERATIONS``."""
+    return f"{OPERATIONS}:{worker}"
+
+
 def tournament_inbox(tournament_id: str) -> str:
     return f"tournament:{tournament_id}"
 
@@ -238,6 +244,17 @@ class ToSession:
     """Send ``message`` to the connection(s) this is published to."""
 
     message: ServerMessage
+
+
+@dataclass(frozen=True, slots=True)
+class Resumed:
+    """Published on ``tournament_channel`` when a coordinator has restored its tournament from the
+    journal (its worker died or stopped, or the server restarted): what the sessions sent the
+    one before it, and what it had not answered, is lost. A gateway asks again, for each of its
+    sessions following the tournament, where the player sits (``PlayerHello``) and for a
+    snapshot of each table it still waits for."""
+
+    tournament_id: str
 
 
 @dataclass(frozen=True, slots=True)

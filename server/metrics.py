@@ -41,6 +41,7 @@ class Metrics:
     bytes_out: int = 0
     send_queue_drops: int = 0
     resyncs: int = 0
+    sessions_moved: int = 0  # sessions told again where they sit: their tournament moved worker
     slow_closes: int = 0
     protocol_errors: int = 0
     tables: int = 0
@@ -73,6 +74,9 @@ class Metrics:
             f"feltd_send_queue_drops_total {self.send_queue_drops}",
             "# TYPE feltd_resyncs_total counter",
             f"feltd_resyncs_total {self.resyncs}",
+            "# HELP feltd_sessions_moved_total Sessions that followed their tournament to another worker.",
+            "# TYPE feltd_sessions_moved_total counter",
+            f"feltd_sessions_moved_total {self.sessions_moved}",
             "# TYPE feltd_slow_client_closes_total counter",
             f"feltd_slow_client_closes_total {self.slow_closes}",
             "# TYPE feltd_protocol_errors_total counter",

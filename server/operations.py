@@ -11,6 +11,10 @@ coordinator runs any more, answered by the server (one task, reading the ``opera
 - ``op_tournament_list``: every tournament in the store, running ones as their director has them.
 - ``op_tournament_show`` / ``op_tournament_results`` for a finished or cancelled tournament: its
   director as the journal has it.
+
+Workers sharing Redis (``server.app``): the one holding the desk's lease reads ``OPERATIONS``;
+an edit of the definition or a delete of a tournament another worker runs is passed to that
+worker's own desk (``desk_inbox``), which alone can stop its coordinator and knows its entrants.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 import msgspec
+from redis.exceptions import RedisError
 
 from engine.tournament.config import ConfigError, parse_config
 from engine.tournament.director import Director
@@ -55,6 +60,7 @@ from server.messages import (
     OPERATORS,
     Request,
     ToSession,
+    desk_inbox,
     operators_channel,
     session_channel,
     tournament_inbox,
@@ -85,9 +91,11 @@ class Refused(Exception):
 class OperationsDesk:
     """See the module docstring."""
 
-    def __init__(self, server: FeltServer) -> None:
+    def __init__(self, server: FeltServer, address: str = OPERATIONS) -> None:
+        """``address``: ``OPERATIONS`` (the desk operators' requests come to: one in a cluster,
+        the worker holding its lease), or a worker's own ``desk_inbox``."""
         self.server = server
-        self.inbox = server.bus.open_inbox(OPERATIONS, 10_000)
+        self.inbox = server.bus.open_inbox(address, 10_000)
         # docs/protocol.md section 20: a change sent again under its request_id gets the first
         # answer and is not made twice (a client that lost the answer to a create may resend it)
         self.replies: OrderedDict[tuple[str, str], ServerMessage] = OrderedDict()
@@ -99,7 +107,7 @@ class OperationsDesk:
                 if isinstance(message, Request):
                     await self._answer(message)
         finally:
-            self.server.bus.close_inbox(OPERATIONS)
+            self.server.bus.close_inbox(self.inbox.address)
 
     async def _answer(self, request: Request) -> None:
         message = request.message
@@ -115,6 +123,12 @@ class OperationsDesk:
             # changed here, the store would have it and the tournament would still start on time
             self.server.bus.send(tournament_inbox(message.tournament_id), request)
             return
+        if isinstance(message, OpTournamentEdit | OpTournamentDelete):
+            owner = await self._runs_elsewhere(message.tournament_id)
+            if owner is not None:
+                # its coordinator, and whether anyone has entered, are that worker's to know
+                self.server.bus.send(desk_inbox(owner), request)
+                return
         key = (caller.operator or "", str(request_id))
         changes = isinstance(message, OpTournamentCreate | OpTournamentEdit | OpTournamentDelete)
         if changes and caller.operator is not None and key in self.replies:
@@ -144,6 +158,21 @@ class OperationsDesk:
                 self.replies.popitem(last=False)
         self.server.bus.publish(session_channel(caller.session_id), ToSession(reply))
 
+    async def _runs_elsewhere(self, tournament_id: str) -> str | None:
+        """The worker (lease owner) that runs ``tournament_id`` if it is another one."""
+        server = self.server
+        leases = server.leases
+        if leases is None or tournament_id in server.coordinators:
+            return None
+        try:
+            holder = await leases.holder(tournament_id)
+        except (RedisError, OSError) as error:
+            log.warning("tournament %s: who runs it is unknown: %s", tournament_id, error)
+            return None
+        if holder is None or holder.owner == leases.owner:
+            return None
+        return holder.owner if server.bus.has_inbox(desk_inbox(holder.owner)) else None
+
     async def _handle(self, message: object, operator: str) -> ServerMessage:
         server = self.server
         store = server.store
@@ -168,8 +197,9 @@ class OperationsDesk:
         if isinstance(message, OpTournamentDelete):
             record = await self._record(message.tournament_id)
             await self._require_empty(record)
-            await server.drop(record.id)
-            await store.tournaments.set_status(record.id, TournamentStatus.CANCELLED)
+            await server.drop(
+                record.id, then=lambda: store.tournaments.set_status(record.id, TournamentStatus.CANCELLED)
+            )
             server.bus.publish(LOBBY, LobbyRemoved(tournament_id=record.id))
             self._event(record.id, OperatorEventKind.COMMAND, operator, message, f"deleted {record.id}")
             return Ack(request_id=message.request_id)
@@ -208,9 +238,13 @@ class OperationsDesk:
         else:
             await self._require_empty(record)
             parse_config(message.toml)
-            await server.drop(record.id)
-            await server.store.journal.drop(record.id)
-            await server.store.tournaments.redefine(record.id, message.toml, start)
+            toml = message.toml
+
+            async def redefine() -> None:
+                await server.store.journal.drop(record.id)
+                await server.store.tournaments.redefine(record.id, toml, start)
+
+            await server.drop(record.id, then=redefine)
         await server.load()
         self._event(record.id, OperatorEventKind.COMMAND, operator, message, f"edited {record.id}")
         return await self._show(message.request_id, record.id)

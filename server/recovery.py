@@ -78,11 +78,13 @@ async def load_director(journal: Journal, tournament_id: str) -> Restored | None
         restored.replayed.append(value)
         restored.seq = seq
         restored.last_at = max(restored.last_at, at)
-    if restored.replayed:
-        # The replayed director believes the hands it dealt are under way; none is any more.
-        # Through a snapshot (which keeps a table in a hand as it was when the hand began) it
-        # forgets them, and ``recover`` deals them again (CRASH-1).
-        data = msgspec.msgpack.encode(director.snapshot())
-        director = d.Director.restore(msgspec.msgpack.decode(data, type=d.DirectorSnapshot), random.Random())
-        restored.director = director
+    # The replayed director believes the hands it dealt are under way; none is any more (those
+    # the ``recover`` above dealt again too, with nothing replayed after the snapshot: skipped
+    # here, the coordinator's ``recover`` would find them dealt and deal nothing, for ever).
+    # Through a snapshot (which keeps a table in a hand as it was when the hand began) it forgets
+    # them, and ``recover`` deals them again (CRASH-1).
+    data = msgspec.msgpack.encode(director.snapshot())
+    restored.director = d.Director.restore(
+        msgspec.msgpack.decode(data, type=d.DirectorSnapshot), random.Random()
+    )
     return restored

@@ -364,8 +364,13 @@ class RedisBus:
             for _, entries in read:
                 for entry_id, fields in entries:
                     last = entry_id.decode()
-                    for address, data in msgspec.msgpack.decode(fields[b"b"]):
-                        self._deliver(address, data)
+                    try:
+                        items = msgspec.msgpack.decode(fields[b"b"])
+                        for address, data in items:
+                            self._deliver(address, data)
+                    except Exception:  # one unreadable entry must not stop this process's inbox
+                        self.lost += 1
+                        log.exception("redis bus: entry %s of %s is unreadable", last, stream)
 
     def _deliver(self, address: str, data: bytes) -> None:
         inbox = self._inboxes.get(address)

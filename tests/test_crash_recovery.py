@@ -7,15 +7,19 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import random
 import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import msgspec
 from server_harness import Player, Policy, lively, steady, tournament_toml, wait_until
 
 from client.connection import Connection
+from engine.tournament import director as d
 from engine.tournament import inputs
+from engine.tournament.config import parse_config
 from engine.tournament.transfers import CASHIER, Reason, Transfer, player_account, pool_account
 from protocol import client_messages as cm
 from protocol.codec import MSGPACK_SUBPROTOCOL
@@ -24,7 +28,7 @@ from server.clock import ScaledClock
 from server.recovery import load_director
 from server.store.connection import Store, open_store
 from server.store.databases import create_database, drop_database
-from server.store.journal import JournalEntry
+from server.store.journal import JournalEntry, StoredSnapshot
 from server.store.tournaments import TournamentStatus
 
 SPEED = 20.0
@@ -225,3 +229,25 @@ async def test_crash_1_a_damaged_newest_snapshot_falls_back_to_the_one_before(
         fallback = await load_director(store.journal, "dmg")
         assert fallback is not None and fallback.base_seq < intact.base_seq and fallback.seq == intact.seq
         assert fallback.director.snapshot() == intact.director.snapshot()
+
+
+async def test_crash_1_a_journal_that_ends_at_a_snapshot_taken_mid_hand_deals_that_hand_again(
+    postgres_server_url: str,
+) -> None:
+    """A worker killed just after saving a snapshot: no input after it. The hands under way in it
+    are dealt again on resume, as with inputs after the snapshot (they were once left as dealt,
+    and the tables waited for ever)."""
+    async with _database(postgres_server_url) as store:
+        toml = tournament_toml("atsnap", players=12, table_size=6)
+        await store.tournaments.create_from_toml(toml, starts_at=dt.datetime.now(dt.UTC))
+        director = d.Director(parse_config(toml), start_at=0, rng=random.Random(5))
+        for number in range(12):
+            director.register(f"s{number:02d}", 0, 5000)
+        dealt = {c.table_id for c in director.start(0) if isinstance(c, d.DealHand)}
+        assert len(dealt) == 2
+        data = msgspec.msgpack.encode(director.snapshot())
+        await store.journal.save_snapshot(StoredSnapshot("atsnap", 0, d.DIRECTOR_SNAPSHOT_VERSION, data))
+        restored = await load_director(store.journal, "atsnap")
+        assert restored is not None and restored.replayed == []
+        again = restored.director.recover(restored.director.now, down_since=restored.last_at)
+        assert {c.table_id for c in again if isinstance(c, d.DealHand)} == dealt

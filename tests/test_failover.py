@@ -225,3 +225,33 @@ async def test_a_worker_whose_lease_renewal_is_refused_stops_the_tournament_at_o
             assert b.coordinators["kept"].resumed_from is not None
         finally:
             await b.stop()
+
+
+async def test_a_deleted_tournament_is_not_taken_up_by_another_worker_in_between(
+    postgres_server_url: str, redis_client: aioredis.Redis, redis_prefix: str
+) -> None:
+    """The desk deletes a tournament its worker runs: the worker keeps the lease until the
+    deletion is written, so another worker's poll in between finds it held, and after it finds
+    the tournament cancelled. (It once gave the lease back first: the other worker started the
+    deleted tournament.)"""
+    async with _stores(postgres_server_url) as (store_a, store_b):
+        anchor = time.time()
+        a = _worker(store_a, Leases(redis_client, owner="a", ttl=TTL, prefix=redis_prefix), anchor)
+        b = _worker(store_b, Leases(redis_client, owner="b", ttl=TTL, prefix=redis_prefix), anchor)
+        starts = dt.datetime.fromtimestamp(time.time() + 3600, dt.UTC)
+        await store_a.tournaments.create_from_toml(tournament_toml("gone", players=6), starts_at=starts)
+        assert await a.load() == ["gone"]
+        polled_between: list[str] = []
+
+        async def delete() -> None:
+            polled_between.extend(await b.load())  # another worker's poll lands here
+            await store_a.tournaments.set_status("gone", TournamentStatus.CANCELLED)
+
+        try:
+            await a.drop("gone", then=delete)
+            assert polled_between == [] and "gone" not in a.coordinators
+            assert await b.load() == [], "a cancelled tournament is not loaded"
+            assert (await store_b.tournaments.get("gone")).status is TournamentStatus.CANCELLED
+        finally:
+            await a.stop()
+            await b.stop()

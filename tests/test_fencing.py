@@ -5,6 +5,7 @@ others batched with its refused ones still go in. Real Redis, real PostgreSQL.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import time
 import uuid
@@ -17,10 +18,10 @@ from server_harness import tournament_toml
 
 from engine.tournament.transfers import CASHIER, Reason, Transfer, player_account
 from server.lease import Lease, Leases
-from server.store.connection import Store, open_store
+from server.store.connection import COMMAND_TIMEOUT_S, Store, connect_pool, open_store
 from server.store.databases import create_database, drop_database
 from server.store.errors import FencedOut
-from server.store.fencing import Fence, claim, recorded
+from server.store.fencing import Fence, claim, fence_on, recorded
 from server.store.histories import HandPlayer, HandRecord
 from server.store.journal import JournalEntry, JournalWriter, StoredSnapshot
 from server.store.ledger_writer import LedgerWriter
@@ -278,5 +279,56 @@ async def test_the_servers_role_cannot_move_a_fence_but_through_feltd_fence(stor
             await conn.execute("DELETE FROM write_fences WHERE resource = $1", tid)
     with pytest.raises(FencedOut):
         await claim(store.pool, Fence(tid, 4))
-    await claim(store.pool, Fence(tid, 5))  # the holder's own token again: fine
     assert await recorded(store.pool, tid) == 5
+
+
+async def test_a_claim_with_the_live_owners_token_is_refused_so_two_owners_never_share_one(
+    store: Store,
+) -> None:
+    """Redis back a step behind PostgreSQL (an older dump, a lagging replica) draws the live
+    owner's token again: the second claim of that token is refused, the owner writes on, and a
+    claim past it fences the owner out."""
+    tid = f"fence-{uuid.uuid4().hex[:8]}"
+    await claim(store.pool, Fence(tid, 5))  # worker a
+    with pytest.raises(FencedOut) as refused:
+        await claim(store.pool, Fence(tid, 5))  # worker b, handed the same token
+    assert (refused.value.token, refused.value.recorded) == (5, 5)
+    writer = JournalWriter(store.journal)
+    await writer.append(JournalEntry(tid, 1, 1.0, b"a"), fence=Fence(tid, 5))
+    await claim(store.pool, Fence(tid, 6))  # b again, past the recorded token
+    with pytest.raises(FencedOut):
+        await writer.append(JournalEntry(tid, 2, 2.0, b"a-late"), fence=Fence(tid, 5))
+    await writer.append(JournalEntry(tid, 2, 2.0, b"b"), fence=Fence(tid, 6))
+    assert [data for _, _, data in await store.journal.entries_after(tid, 0)] == [b"a", b"b"]
+    await writer.close()
+
+
+async def test_a_worker_frozen_inside_a_fenced_write_does_not_hold_the_failover_for_ever(
+    store: Store,
+) -> None:
+    """A worker paused (or cut off) between its fence check and its commit holds the fence row's
+    lock: PostgreSQL ends such a session once it sits idle in its transaction past the pool's
+    limit, and the next owner's claim goes through then, not hours later."""
+    tid = f"fence-{uuid.uuid4().hex[:8]}"
+    await claim(store.pool, Fence(tid, 1))
+    frozen_pool = await connect_pool(store.url, min_size=1, max_size=1, idle_in_transaction=0.5)
+    try:
+        frozen = await frozen_pool.acquire()
+        transaction = frozen.transaction()
+        await transaction.start()
+        await fence_on(frozen, (Fence(tid, 1),))  # the row is locked, and then nothing comes
+        started = time.monotonic()
+        await claim(store.pool, Fence(tid, 2))  # waits for the lock, gets it when the session ends
+        waited = time.monotonic() - started
+        assert await recorded(store.pool, tid) == 2
+        assert waited < COMMAND_TIMEOUT_S, waited  # the claim's own timeout did not have to end it
+        # Its session is gone. When the server's FATAL message has come in but asyncpg has not
+        # yet seen the socket close (a query right after the claim, as the pool releases
+        # connections without a reset query), asyncpg says so as an InternalClientError.
+        gone = (asyncpg.PostgresError, asyncpg.InterfaceError, ConnectionError, asyncpg.InternalClientError)
+        with pytest.raises(gone):
+            await frozen.execute("SELECT 1")
+        with contextlib.suppress(Exception):
+            await frozen_pool.release(frozen)
+    finally:
+        frozen_pool.terminate()

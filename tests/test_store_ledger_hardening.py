@@ -20,6 +20,7 @@ from server.store.connection import Store, open_store
 from server.store.databases import create_database, drop_database
 from server.store.errors import (
     IdempotencyConflict,
+    InsufficientFunds,
     InvalidKey,
     InvalidTransfer,
     MigrationHistoryError,
@@ -105,6 +106,73 @@ async def test_a_batch_is_all_or_nothing_when_a_racing_post_takes_its_second_key
     assert (await store.ledger.check()).ok
 
 
+@pytest.mark.parametrize("same", [True, False], ids=["same movement", "another movement"])
+async def test_a_single_post_waiting_on_a_racing_key_is_answered_as_its_replay_or_conflict(
+    store: Store, same: bool
+) -> None:
+    """A single transfer whose key a racing post commits while this one waits: the same movement
+    is its replay at once, another one its conflict; either way nothing of it is posted."""
+    await store.ledger.post([deposit("solo-a", 1_000)])
+    mine = Transfer(player_account("solo-a"), player_account("solo-b"), 100, "solo:1", Reason.DEPOSIT)
+    theirs = mine if same else Transfer(CASHIER, player_account("solo-c"), 7, "solo:1", Reason.DEPOSIT)
+    racer = await as_server_role(store)
+    watcher = await as_server_role(store)
+    try:
+        held = racer.transaction()
+        await held.start()
+        racing = await racer.fetch(
+            "SELECT * FROM ledger_post($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])",
+            [theirs.idempotency_key],
+            [str(theirs.reason)],
+            [theirs.source],
+            [theirs.target],
+            [theirs.amount],
+        )
+        # (The same movement shares the racer's account locks, another one only its key.)
+        posting = asyncio.create_task(store.ledger.post([mine]))
+        for _ in range(500):
+            waiting = await watcher.fetchval(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE wait_event_type = 'Lock' AND query LIKE '%ledger_post%'"
+            )
+            if waiting:
+                break
+            await asyncio.sleep(0.02)
+        assert waiting, "our post never waited on the racer"
+        await held.commit()
+        if same:
+            result = await posting
+            assert [(t.transaction_id, t.replayed) for t in result.transactions] == [
+                (racing[0]["out_id"], True)
+            ]
+        else:
+            with pytest.raises(IdempotencyConflict, match="solo:1"):
+                await posting
+    finally:
+        await racer.close()
+        await watcher.close()
+    assert await store.ledger.balance(player_account("solo-b")) == (100 if same else 0)
+    assert (
+        await store.pool.fetchval("SELECT count(*) FROM ledger_transactions WHERE idempotency_key = 'solo:1'")
+        == 1
+    )
+    assert (await store.ledger.check()).ok
+
+
+async def test_a_refused_first_post_leaves_an_empty_ledger_that_checks_out(store: Store) -> None:
+    """`ledger check` takes transaction ids handed out on an empty ledger for a TRUNCATE: a post
+    refused for want of funds must not draw one."""
+    with pytest.raises(InsufficientFunds):
+        await store.ledger.post([Transfer(player_account("broke"), HOUSE, 5, "broke:1", Reason.FEE)])
+    assert (
+        await store.pool.fetchval(
+            "SELECT pg_sequence_last_value(pg_get_serial_sequence('ledger_transactions', 'id'))"
+        )
+        is None
+    )
+    assert (await store.ledger.check()).ok
+
+
 ROLE_REFUSALS = {
     "insert an account with a balance": (
         "INSERT INTO accounts (name, kind, balance) VALUES ('player:mint', 'player', 1000000)"
@@ -129,6 +197,10 @@ ROLE_REFUSALS = {
     "disable the ledger's triggers": "ALTER TABLE ledger_entries DISABLE TRIGGER USER",
     "skip every trigger for the session": "SET session_replication_role = replica",
     "call a ledger function other than ledger_post": "SELECT ledger_link(NULL, 1, 'k', 'house', 1, 1)",
+    "call ledger_post's replay lookup": (
+        "SELECT * FROM ledger_replays(ARRAY['k'], ARRAY['deposit'], ARRAY['cashier'], ARRAY['house'], "
+        "ARRAY[1::bigint])"
+    ),
 }
 
 
@@ -303,7 +375,7 @@ async def test_migrations_refuse_an_out_of_order_history(postgres_server_url: st
 
 async def test_migration_0011_chains_a_ledger_written_before_it(postgres_server_url: str) -> None:
     """A ledger posted by the old ledger_post gets running balances and links the check accepts,
-    and posts after the upgrade extend the chains."""
+    and posts after the upgrades (0011, then 0012's ledger_post at open) extend the chains."""
     url = await create_database(postgres_server_url, "feltd_test_upgrade")
     try:
         conn = await asyncpg.connect(url)

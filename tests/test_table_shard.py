@@ -100,7 +100,7 @@ def _die(worker: FeltServer, bus: RedisBus) -> None:
     bus._closing = True  # its readers stop too, should redis-py swallow their cancel
     for task in bus._tasks:
         task.cancel()
-    for stopped in (worker._poller, worker._desk, worker._renewer, worker._hosting):
+    for stopped in (worker._poller, worker._desk, worker._own_desk, worker._renewer, worker._hosting):
         if stopped is not None:
             stopped.cancel()
     assert worker.table_host is not None

@@ -291,7 +291,9 @@ class Bench:
             for k in range(count)
         ]
 
-    def start_server(self, mode: str, port: int, database_url: str | None) -> subprocess.Popen[bytes]:
+    def start_server(
+        self, mode: str, port: int, database_url: str | None, players: int
+    ) -> subprocess.Popen[bytes]:
         log = open(self.log_dir / f"round{self.round_number}-{mode}.log", "wb")  # noqa: SIM115
         if mode == FELTD:
             assert database_url is not None
@@ -304,6 +306,9 @@ class Bench:
                 str(port),
                 "--database-url",
                 database_url,
+                # the players, and the operator's connection that starts the tournament
+                "--max-connections",
+                str(max(10_000, players + 100)),
             ]
         else:
             command = [sys.executable, "-m", "server.bench_live.relay", "--port", str(port)]
@@ -383,7 +388,7 @@ class Bench:
             name = f"{self.accounts.template_url.rsplit('/', 1)[1]}_r{self.round_number}"
             database_url = asyncio.run(copy_database(self.server_url, self.accounts.template_url, name))
             asyncio.run(create_tournament(database_url, tournament_id, players))
-        server = self.start_server(mode, port, database_url)
+        server = self.start_server(mode, port, database_url, players)
         generators: Generators | None = None
         try:
             time.sleep(2.0)

@@ -61,6 +61,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--ratio-tasks tasks each; prints each round and the median ratio",
     )
     parser.add_argument(
+        "--ratio-plain",
+        choices=("checking", "unchecked"),
+        default="checking",
+        help="the plain transaction of --ratio-rounds: checking (as above) or unchecked "
+        "(no balance read, no overdraft refused: INSERT, INSERT, UPDATE); default: checking",
+    )
+    parser.add_argument(
+        "--ratio-plain-no-reset",
+        action="store_true",
+        help="release the plain side's pooled connections without asyncpg's reset query, as "
+        "feltd's pool does (by default the plain side uses asyncpg's default pool)",
+    )
+    parser.add_argument(
         "--ratio-tasks", type=positive, default=50, metavar="N", help="concurrent tasks for --ratio-rounds"
     )
     parser.add_argument(

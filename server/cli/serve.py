@@ -169,8 +169,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import asyncio
 
+    from server import event_loop
     from server.cli.exits import CommandError
 
     if not args.speed > 0:
@@ -185,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
         limits(args).check()
     except ValueError as error:
         raise CommandError(f"client limits: {error}") from None
-    return asyncio.run(_run(args))
+    return event_loop.run(_run(args))
 
 
 def limits(args: argparse.Namespace) -> Limits:
@@ -212,6 +212,7 @@ async def _run(args: argparse.Namespace) -> int:
 
     import redis.asyncio as aioredis
 
+    from server import collector, event_loop
     from server.app import FeltServer, Role
     from server.bus import Bus
     from server.clock import RealClock, ScaledClock
@@ -257,6 +258,8 @@ async def _run(args: argparse.Namespace) -> int:
             shard_tables=args.shard_tables,
         )
         await server.start(args.host, args.port)
+        collector.tune()
+        collecting = asyncio.get_running_loop().create_task(collector.maintain())
         if redis_bus is not None:
             print(f"feltd {role} {redis_bus.process_id} on the Redis bus {args.redis_prefix!r}", flush=True)
         if server.gateway is not None:
@@ -269,12 +272,14 @@ async def _run(args: argparse.Namespace) -> int:
             print(f"feltd worker health: http://{server.host}:{server.port}/healthz", flush=True)
         if role is not Role.GATEWAY:
             print(f"tournaments loaded: {', '.join(sorted(server.coordinators)) or 'none yet'}", flush=True)
+        print(f"event loop: {event_loop.name()}", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
         await stop.wait()
         print("feltd: stopping", flush=True)
+        collecting.cancel()
         await server.stop()
         if redis_bus is not None:
             await redis_bus.close()

@@ -62,7 +62,9 @@ async def _ratio(store: Store, args: argparse.Namespace) -> None:
     """Single posts (``Ledger.post``, one ``ledger_post`` call each) against the plain way to
     write a double entry with asyncpg (read and lock the source's balance, refuse an overdraft,
     insert the transaction and its two entries, move both balances), from the same number of
-    tasks on pools of the same size.
+    tasks on pools of the same size. ``--ratio-plain unchecked`` leaves out the balance read (four
+    statements, no overdraft refused); ``--ratio-plain-no-reset`` releases the plain pool's
+    connections without asyncpg's reset query, as feltd's pool does.
     Rounds alternate which goes first; the median of the per-round ratios is printed."""
     import statistics
 
@@ -76,7 +78,17 @@ async def _ratio(store: Store, args: argparse.Namespace) -> None:
             for p in owners
         ]
     )
-    plain = await asyncpg.create_pool(store.url, min_size=1, max_size=args.connections + 1)
+    checking = args.ratio_plain == "checking"
+
+    async def keep_session(conn: asyncpg.Connection) -> None:
+        pass
+
+    plain = await asyncpg.create_pool(
+        store.url,
+        min_size=1,
+        max_size=args.connections + 1,
+        reset=keep_session if args.ratio_plain_no_reset else None,
+    )
     assert plain is not None
     try:
         async with plain.acquire() as conn:
@@ -108,12 +120,13 @@ async def _ratio(store: Store, args: argparse.Namespace) -> None:
             for i in range(per_task):
                 source, target = (a, b) if i % 2 == 0 else (b, a)
                 async with plain.acquire() as conn, conn.transaction():
-                    # The least a ledger must do besides writing: refuse an overdraft.
-                    balance = await conn.fetchval(
-                        "SELECT balance FROM bench_plain_accounts WHERE name = $1 FOR UPDATE", source
-                    )
-                    if balance < 100:
-                        raise AssertionError(f"{source} cannot pay 100 cents")
+                    if checking:
+                        # The least a ledger must do besides writing: refuse an overdraft.
+                        balance = await conn.fetchval(
+                            "SELECT balance FROM bench_plain_accounts WHERE name = $1 FOR UPDATE", source
+                        )
+                        if balance < 100:
+                            raise AssertionError(f"{source} cannot pay 100 cents")
                     tx = await conn.fetchval(
                         "INSERT INTO bench_plain_tx (key, reason) VALUES ($1, 'deposit') RETURNING id",
                         f"{tag}:{task}:{i}",
@@ -150,7 +163,8 @@ async def _ratio(store: Store, args: argparse.Namespace) -> None:
                 flush=True,
             )
         print(
-            f"single post / plain asyncpg transaction, {tasks} tasks, "
+            f"single post / plain asyncpg transaction ({args.ratio_plain}"
+            f"{', no reset' if args.ratio_plain_no_reset else ''}), {tasks} tasks, "
             f"{args.connections + 1} connections each, "
             f"{total} transfers per side per round: median ratio {statistics.median(ratios):.2f} "
             f"over {len(ratios)} rounds (min {min(ratios):.2f}, max {max(ratios):.2f})"

@@ -35,6 +35,11 @@ from server.store.tournaments import Tournaments
 CONNECT_TIMEOUT_S = 30.0
 # asyncpg applies this to every query that does not pass its own timeout.
 COMMAND_TIMEOUT_S = 30.0
+# A session that sits inside a transaction this long is ended by PostgreSQL: a worker frozen in
+# the middle of a write (paused, cut off) would otherwise hold its fence row's lock, and with it
+# the failover of its tournaments, for as long as TCP takes to notice (hours). No feltd
+# transaction waits on anything but its own statements.
+IDLE_IN_TRANSACTION_S = 15.0
 CLOSE_TIMEOUT_S = 30.0
 EMBEDDED_START_TIMEOUT_S = 120.0
 
@@ -86,11 +91,25 @@ def connecting(url: str) -> Iterator[None]:
         raise DatabaseUnavailable(f"cannot connect to {where}: {_os_reason(error)}") from None
 
 
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """What a connection goes back to the pool with: asyncpg has already rolled back a
+    transaction left open, and there is nothing else to undo, since feltd leaves no session
+    state on a pooled connection (no SET but SET LOCAL, no session advisory lock, LISTEN or
+    cursor WITH HOLD). asyncpg's default reset (pg_advisory_unlock_all, CLOSE ALL, UNLISTEN *,
+    RESET ALL) was one more round trip per acquire: a single ledger post paid two."""
+
+
 async def connect_pool(
-    url: str, *, min_size: int = 1, max_size: int = 10, role: ServerRole | None = None
+    url: str,
+    *,
+    min_size: int = 1,
+    max_size: int = 10,
+    role: ServerRole | None = None,
+    idle_in_transaction: float = IDLE_IN_TRANSACTION_S,
 ) -> asyncpg.Pool:
     """A pool whose every connection and query is bounded in time, logged in as ``role`` (else as
-    the URL's user); failures as ``connecting``."""
+    the URL's user), released without a reset query (``_keep_session``); failures as
+    ``connecting``."""
     try:
         with connecting(url):
             pool = await asyncio.wait_for(
@@ -103,6 +122,10 @@ async def connect_pool(
                     # None keeps what the URL says.
                     user=None if role is None else role.name,
                     password=None if role is None else role.password,
+                    reset=_keep_session,
+                    server_settings={
+                        "idle_in_transaction_session_timeout": str(round(idle_in_transaction * 1000))
+                    },
                 ),
                 CONNECT_TIMEOUT_S,
             )

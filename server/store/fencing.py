@@ -68,9 +68,19 @@ def fenced_out(error: BaseException) -> FencedOut | None:
 
 async def claim(pool: asyncpg.Pool, fence: Fence, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
     """Record ``fence`` as the resource's newest token now, before its new owner reads or writes:
-    from its commit on, every write with an older token is refused."""
+    from its commit on, every write with an older token is refused. ``FencedOut`` if the token is
+    not newer than the recorded one (equal included: a Redis that lost its last increment handed
+    out the live owner's token again)."""
     async with pool.acquire(timeout=timeout) as conn, conn.transaction():
-        await fence_on(conn, (fence,), timeout=timeout)
+        try:
+            await conn.execute(
+                "SELECT feltd_claim($1::text, $2::bigint)", fence.resource, fence.token, timeout=timeout
+            )
+        except asyncpg.PostgresError as error:
+            refused = fenced_out(error)
+            if refused is None:
+                raise
+            raise refused from None
 
 
 async def recorded(pool: asyncpg.Pool, resource: str, *, timeout: float = DEFAULT_TIMEOUT_S) -> int | None:

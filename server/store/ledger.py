@@ -5,7 +5,9 @@ Promises of ``Ledger.post``:
 - A batch is atomic: one call of the ``ledger_post`` database function (one statement, one round
   trip; inside the caller's transaction if there is one). Either every new transfer in it is
   posted or none: a key that a racing post commits while this one runs aborts the whole call
-  (serialization failure), and the call is made again, when that key is a replay or a conflict.
+  (serialization failure), and the call is made again, when that key is a replay or a conflict
+  (a single transfer is answered as the replay or the conflict at once: there is nothing else
+  in its call to undo).
 - Each transfer becomes one ledger transaction of two entries (source -amount, target +amount),
   keyed by its idempotency key.
 - Keys already in the ledger are *replays*: if the stored movement is the same (source, target,
@@ -29,7 +31,9 @@ made cheaper by 0006_ledger_post_fast.sql): zero-sum transactions (after every I
 at commit), balance = sum of entries, no negative balances, append-only. Since 0011 every entry
 carries its account's running balance and a link of a per-account hash chain, ``ledger_post`` is
 the only way in for the server's role (``server/store/roles.py``), and ``check`` recomputes the
-chains, so an edit made around the triggers, even by a superuser, is found.
+chains, so an edit made around the triggers, even by a superuser, is found. Since 0012 each fresh
+transfer is one statement inside ``ledger_post`` (the UPDATE of its two accounts computes their
+balances and links from the rows it locks and feeds the entries' INSERT).
 
 Every error these functions raise is a ``server.store.errors.StoreException``: bad input is a
 ``LedgerError`` before anything is sent, refusals are ``LedgerError`` subclasses, collisions past
@@ -217,7 +221,10 @@ class Ledger:
         try:
             async with self._pool.acquire(timeout=self._timeout) as conn:
                 if not fences:
-                    return await post_on(conn, transfers, timeout=self._timeout)
+                    # post_on without its verify_post: the batch was verified above.
+                    return await with_retries(
+                        lambda: post_in_transaction(conn, transfers, timeout=self._timeout)
+                    )
 
                 async def fenced(conn: DbConnection) -> PostResult:
                     await fence_on(conn, fences, timeout=self._timeout)

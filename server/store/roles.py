@@ -9,7 +9,7 @@ needed wherever the server authenticates passwords) and gives it exactly:
   only through ``ledger_post``, a SECURITY DEFINER function;
 - the fencing tokens (``write_fences``): SELECT only; they move only through ``feltd_fence``
   (SECURITY DEFINER, migration 0013), so a worker cannot lower the token that fences it out;
-  ``ledger_post`` and ``feltd_fence`` are the only functions it may execute;
+  ``ledger_post``, ``feltd_fence`` and ``feltd_claim`` are the only functions it may execute;
 - every other table (players, tournaments, snapshots, histories, the director's journal): SELECT,
   INSERT, UPDATE, DELETE, and the use of their sequences; never TRUNCATE, TRIGGER or REFERENCES;
 - the ledger's id sequences: SELECT (how far they went), never a new id;
@@ -39,7 +39,7 @@ LEDGER_TABLES = ("accounts", "ledger_transactions", "ledger_entries")
 LEDGER_FUNCTIONS = ("ledger_post(text[], text[], text[], text[], bigint[])",)
 # Tables the role may only read: written through the SECURITY DEFINER functions alone.
 FUNCTION_ONLY_TABLES = (*LEDGER_TABLES, "write_fences")
-SERVER_FUNCTIONS = (*LEDGER_FUNCTIONS, "feltd_fence(text[], bigint[])")
+SERVER_FUNCTIONS = (*LEDGER_FUNCTIONS, "feltd_fence(text[], bigint[])", "feltd_claim(text, bigint)")
 TIMEOUT_S = 60.0
 _LEDGER_ID_SEQUENCES = "ledger_transactions_id_seq, ledger_entries_id_seq"
 _ROLE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")

@@ -61,3 +61,28 @@ BEGIN
     END LOOP;
 END;
 $$;
+
+-- A new owner's claim, made once at acquisition: like feltd_fence for one resource, but a token
+-- EQUAL to the recorded one is refused too. Tokens come from a Redis counter; a Redis that came
+-- back a step behind (restarted from an older dump, a lagging replica) hands the live owner's
+-- token out again, and two owners with one token would both pass feltd_fence. Refused, the
+-- claimant moves the counter past the recorded token and tries again with a fresh lease.
+CREATE FUNCTION feltd_claim(resource text, token bigint) RETURNS void
+LANGUAGE plpgsql VOLATILE
+SECURITY DEFINER
+SET search_path = public, pg_temp
+AS $$
+DECLARE
+    recorded bigint;
+BEGIN
+    SELECT w.token INTO recorded FROM write_fences AS w WHERE w.resource = feltd_claim.resource FOR UPDATE;
+    IF recorded IS NOT NULL AND recorded >= feltd_claim.token THEN
+        RAISE EXCEPTION 'fenced out: % is held with token %, this claim carries token %',
+            feltd_claim.resource, recorded, feltd_claim.token
+            USING ERRCODE = 'FD001',
+                  DETAIL = json_build_object('resource', feltd_claim.resource, 'token', feltd_claim.token,
+                                             'recorded', recorded)::text;
+    END IF;
+    PERFORM feltd_fence(ARRAY[feltd_claim.resource], ARRAY[feltd_claim.token]);
+END;
+$$;

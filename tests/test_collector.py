@@ -1,0 +1,57 @@
+"""feltd serve's garbage-collector settings (server/collector.py): survivors frozen, cycles among
+them reclaimed by the complete pass."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import weakref
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from server import collector
+
+
+@pytest.fixture
+def restored_collector() -> Iterator[None]:
+    threshold = gc.get_threshold()
+    yield
+    gc.unfreeze()
+    gc.set_threshold(*threshold)
+
+
+class Node:
+    def __init__(self) -> None:
+        self.other: Node | None = None
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    while not condition():
+        await asyncio.sleep(0.01)
+
+
+async def test_survivors_are_frozen_and_a_frozen_cycle_is_reclaimed_by_the_complete_pass(
+    restored_collector: None,
+) -> None:
+    collector.tune()
+    assert gc.get_threshold()[0] == collector.YOUNG
+    assert gc.get_threshold()[2] >= 1_000_000  # no automatic full collection
+    gc.unfreeze()
+    kept = [Node() for _ in range(1000)]
+    periodic = asyncio.create_task(collector.maintain(period=0.01, thaw_every=3600))
+    await asyncio.wait_for(until(lambda: gc.get_freeze_count() >= len(kept)), 30)
+    periodic.cancel()
+
+    # a cycle that became garbage once frozen stays until a complete pass
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    gc.freeze()
+    dead = weakref.ref(a)
+    del a, b
+    gc.collect()
+    assert dead() is not None
+    complete = asyncio.create_task(collector.maintain(period=0.01, thaw_every=0))
+    await asyncio.wait_for(until(lambda: dead() is None), 30)
+    complete.cancel()
+    assert kept
