@@ -16,8 +16,9 @@ opens them again elsewhere):
   tournament over opens them again).
 
 A tournament whose coordinator's inbox has been gone from the directory for
-``ORPHAN_CHECKS`` checks in a row (its worker died) has its actors here stopped: whoever takes
-the tournament up deals their hands again, and they must not play on beside the new ones.
+``ORPHAN_CHECKS`` checks in a row (its worker died and nobody took it up) has its actors here
+stopped: whoever takes the tournament up deals their hands again, and they must not play on
+beside the new ones.
 """
 
 from __future__ import annotations
@@ -39,7 +40,10 @@ log = logging.getLogger("feltd.table_host")
 
 INBOX_CAPACITY = 100_000
 CHECK_SECONDS = 1.0  # wall seconds between two looks for tournaments whose coordinator is gone
-ORPHAN_CHECKS = 3  # looks in a row without the coordinator before its tables here are stopped
+# looks in a row without the coordinator before its tables here are stopped: longer than a lease
+# (feltd serve --lease-ttl, 10 s), so that a coordinator that only stalled has lost its lease
+# (and is fenced out) before its tables go; a takeover stops them sooner (DropTables)
+ORPHAN_CHECKS = 15
 STOP_WAIT_SECONDS = 5.0
 
 
