@@ -24,6 +24,11 @@ journal or writes anything, renews every lease a third of the TTL apart, and giv
 stops that coordinator and its tables at once; the tournament goes on wherever its lease is
 taken next: a free lease (its worker died, its TTL ran out) is acquired by another worker's next
 poll, which restores the tournament from its journal as after a restart (CRASH-1).
+
+With ``shard_tables`` (``feltd serve --shard-tables``, issue 15), a worker also hosts tables
+(``server.table_host``: its inbox in the bus's directory) and its coordinators place their tables
+on the hosts of every such worker instead of playing them in their own process: one tournament's
+tables spread over the cluster, and a worker that dies loses its tables, not the tournaments.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from server.store.connection import Store
 from server.store.errors import FencedOut, StoreError
 from server.store.fencing import Fence, claim
 from server.store.tournaments import Tournament, TournamentStatus
+from server.table_host import TableHost
 
 log = logging.getLogger("feltd.server")
 
@@ -89,6 +95,7 @@ class FeltServer:
         leases: Leases | None = None,
         role: Role = Role.ALL,
         bus: Bus | None = None,
+        shard_tables: bool = False,
     ) -> None:
         """``director_rng(tournament_id)`` and ``table_rng(table_id)`` give seeded generators in
         tests (``None``, the default: the OS CSPRNG); ``hand_gap`` overrides the pause between
@@ -96,9 +103,12 @@ class FeltServer:
         ``rate_per_second`` counted in the game clock's seconds; ``leases``: run only the
         tournaments whose lease this server holds (module docstring), ``None``: all of them.
         ``role``: see the module docstring; a gateway or a worker needs ``bus``, one shared with
-        the other processes."""
+        the other processes. ``shard_tables``: host tables and spread the coordinators' tables
+        over every host (module docstring)."""
         if role is not Role.ALL and bus is None:
             raise ValueError(f"a {role} needs a bus shared with the other processes")
+        if shard_tables and role is Role.GATEWAY:
+            raise ValueError("a gateway hosts no tables: --shard-tables is for workers")
         self.role = role
         self.store = store
         self.clock: Clock = clock if clock is not None else RealClock()
@@ -112,6 +122,9 @@ class FeltServer:
         self.resume_limit = resume_limit  # a tournament down longer is settled by CANCEL-1
         self.snapshot_every = snapshot_every  # journal entries between two director snapshots
         self.coordinators: dict[str, Coordinator] = {}
+        self.shard_tables = shard_tables
+        self.table_host: TableHost | None = None
+        self._hosting: asyncio.Task[None] | None = None
         self.tasks: dict[str, asyncio.Task[None]] = {}
         limits = limits if limits is not None else Limits()
         speed = max(1.0, getattr(self.clock, "speed", 1.0))
@@ -150,6 +163,11 @@ class FeltServer:
     async def start(self, host: str = "127.0.0.1", port: int = 8765) -> None:
         """Load the tournaments and listen on ``host:port`` (what the role has of both)."""
         if self.role is not Role.GATEWAY:
+            if self.shard_tables:
+                self.table_host = TableHost(
+                    self.bus, self.clock, metrics=self.metrics, table_rng=self.table_rng
+                )
+                self._hosting = asyncio.create_task(self.table_host.run(), name="table host")
             if self.leases is None:
                 self._desk = asyncio.create_task(OperationsDesk(self).run(), name="operations desk")
             else:
@@ -293,6 +311,7 @@ class FeltServer:
             snapshot_every=self.snapshot_every,
             fence=fence,
             on_fenced=partial(self._fenced, record.id),
+            shard_tables=self.shard_tables,
         )
         try:
             return await self._resume(record, coordinator, start_at)
@@ -490,6 +509,11 @@ class FeltServer:
             await coordinator.close()
         if self._closing:
             await asyncio.wait(list(self._closing))
+        if self._hosting is not None:
+            self._hosting.cancel()
+            await asyncio.wait([self._hosting])
+        if self.table_host is not None:
+            await self.table_host.close()
         if self.leases is not None:
             for lease in list(self.leased.values()):  # the next owner need not wait for the TTL
                 await self._let_go(self.leases, lease)

@@ -19,6 +19,16 @@ carries it: journal entries and their hands, director snapshots and prunes, tabl
 ledger posts, status and start-time changes. The first ``FencedOut`` (another worker owns the
 tournament now) stops it at once: ``fenced_out`` is set, ``on_fenced`` called, and nothing more
 is written or posted.
+
+Given ``shard_tables`` (``feltd serve --shard-tables``, issue 15), its tables are not played in
+its own process but by the table hosts (``server.table_host``) the bus's directory lists: each new
+table goes to the host with the fewest of this tournament's tables (``OpenTable``), and what the
+coordinator tells a table goes through that host (``ToTable``), in order. A host whose address
+leaves the directory (its process died) has lost its tables: each is opened again on a live host
+and its hand under way rolled back and dealt again from its start (``TableLost``, journaled:
+CRASH-1 at one table). Every opening has an ``epoch``, greater than any before it, also after a
+takeover (the lease token is in it): a ``HandDone`` of an older opening is ignored, and a
+coordinator that takes the tournament up first has the older openings stopped (``DropTables``).
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ import datetime as dt
 import logging
 import random
 import secrets
+import zlib
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -106,16 +117,19 @@ from protocol.server_messages import (
 )
 from protocol.tournament_events import RebuyOffered as WireRebuyOffered
 from server import announcements
-from server.bus import Bus, BusError
+from server.bus import Bus, BusError, NoSuchAddress
 from server.clock import Clock, milliseconds
 from server.messages import (
     LOBBY,
     OPERATORS,
+    TABLE_HOSTS,
     Caller,
     Deal,
+    DropTables,
     HandDone,
     HelloAnswered,
     LobbyAsk,
+    OpenTable,
     PlayerAway,
     PlayerHello,
     Request,
@@ -123,6 +137,7 @@ from server.messages import (
     TableUpdate,
     ToPlayer,
     ToSession,
+    ToTable,
     operators_channel,
     player_channel,
     session_channel,
@@ -150,6 +165,9 @@ REPLIES_KEPT = 10_000  # money requests remembered for idempotent answers
 POST_RETRY_SECONDS = 1.0
 SNAPSHOT_EVERY = 500  # journal entries between two snapshots of the director
 RESUME_LIMIT_SECONDS = 20 * 60.0  # a tournament down longer is settled by CANCEL-1, not resumed
+HOST_CHECK_SECONDS = 1.0  # wall seconds between two looks for table hosts gone (sharded tables)
+ORPHANS_WAIT_SECONDS = 10.0  # how long a takeover waits for the older openings' addresses to go
+_EPOCH_BITS = 32  # an epoch is the lease token, then the opening's number under that token
 
 # announcements after which followers get a new ``tournament_state``
 _STATE_CHANGES = (
@@ -222,11 +240,13 @@ class Coordinator:
         snapshot_every: int = SNAPSHOT_EVERY,
         fence: Fence | None = None,
         on_fenced: Callable[[FencedOut], None] | None = None,
+        shard_tables: bool = False,
     ) -> None:
         """``number`` is the tournament's number in the store: its tables are numbered from
         ``number * 1_000_000``; ``rng`` decides seats and draws (the OS CSPRNG by default),
         ``table_rng(table_id)`` gives a table its shuffler (``None``: the OS CSPRNG); ``fence``
-        goes with every write, ``on_fenced`` hears of the first refused one."""
+        goes with every write, ``on_fenced`` hears of the first refused one; ``shard_tables``:
+        the tables are played by the table hosts of the cluster (module docstring)."""
         self.config = config
         self.toml = toml  # the definition as written (operators see it)
         self.snapshot_every = snapshot_every
@@ -266,6 +286,17 @@ class Coordinator:
         self.fence = fence
         self.on_fenced = on_fenced
         self.fenced_out: FencedOut | None = None
+        self.shard_tables = shard_tables
+        self.hosts: dict[int, str] = {}  # table -> the host playing it (sharded tables)
+        self.epochs: dict[int, int] = {}  # table -> its opening's epoch (sharded tables)
+        self._load: dict[str, int] = {}  # host -> tables of this tournament it plays
+        self._lost_hosts: dict[str, int] = {}  # host gone -> the first epoch after it was
+        self.tables_lost = 0
+        self._epoch_base = (0 if fence is None else fence.token) << _EPOCH_BITS
+        self._openings = 0
+        self._live_hosts: list[str] = []
+        self._live_hosts_at = -1e18  # loop time the list was read
+        self._next_host_check = 0.0
 
     # -- saved state ------------------------------------------------------------------------------
 
@@ -322,6 +353,8 @@ class Coordinator:
         are dealt again from their start (CRASH-1), the time the server was down does not count
         as play; a tournament down longer than ``limit`` seconds is settled by CANCEL-1."""
         director = self.director
+        if self.shard_tables and director.tables:
+            await self._drop_older_openings(sorted(director.tables))
         now = self.clock.now()
         for table_id in sorted(director.tables):
             self._open_table(table_id, seq_from=milliseconds(now))
@@ -360,16 +393,23 @@ class Coordinator:
                 message = self.inbox.get_nowait()
                 if message is None:
                     delay = None if wake is None else wake - self.clock.now()
-                    if delay is None:
+                    # sharded tables: wake up to look for hosts gone, whatever else is due
+                    limit = HOST_CHECK_SECONDS if self.hosts else None
+                    if delay is None and limit is None:
                         message = await self.inbox.get()
-                    elif delay > 0:
+                    elif delay is None or delay > 0:
+                        wall = self.clock.to_wall(delay) if delay is not None else HOST_CHECK_SECONDS
                         try:
-                            message = await asyncio.wait_for(self.inbox.get(), self.clock.to_wall(delay))
+                            message = await asyncio.wait_for(
+                                self.inbox.get(), wall if limit is None else min(wall, limit)
+                            )
                         except TimeoutError:
                             message = None
                 now = self.clock.now()
                 if message is not None:
                     await self._handle(message, now)
+                if self.hosts:
+                    await self._check_hosts()
                 if wake is not None and self.clock.now() >= wake:
                     at = self.clock.now()
                     await self._dispatch(await self._give(inputs.Tick(now=at)), at)
@@ -635,7 +675,7 @@ class Coordinator:
                         if message.away
                         else SitIn(tournament_id=self.config.id)
                     )
-                    self._send(table_inbox(table_id), Request(as_player, sit, request.received_at))
+                    self._to_table(table_id, Request(as_player, sit, request.received_at))
                 did = f"sat {message.player} {'out' if message.away else 'in'}"
             elif isinstance(message, OpMessage):
                 self._notice(message, now)
@@ -792,7 +832,7 @@ class Coordinator:
             )
             return
         await self._dispatch(await self._give(inputs.SitOut(now=now, player=player, absent=away)), now)
-        self._send(table_inbox(table_id), request)  # the table marks the seat and acknowledges
+        self._to_table(table_id, request)  # the table marks the seat and acknowledges
 
     def _hello(self, caller: Caller) -> None:
         if caller.player is not None:
@@ -841,6 +881,18 @@ class Coordinator:
     # -- hands ------------------------------------------------------------------------------------
 
     async def _hand_done(self, done: HandDone, now: float) -> None:
+        epoch = self.epochs.get(done.table_id)
+        if epoch is not None and done.epoch != epoch:
+            # an older opening of the table, lost or stopped since: its hand is dealt again
+            log.warning(
+                "%s: hand %s of table %s's opening %s ignored (the table's is %s)",
+                self.config.id,
+                done.hand_number,
+                done.table_id,
+                done.epoch,
+                epoch,
+            )
+            return
         value = inputs.HandEnded(
             now=now,
             table_id=done.table_id,
@@ -1041,7 +1093,7 @@ class Coordinator:
             elif isinstance(command, d.TournamentEnded):
                 await self._status(TournamentStatus.FINISHED)
                 self._status_event(kinds.TournamentStatus.FINISHED, now)
-                for table_id in list(self.actors):
+                for table_id in self._table_ids():
                     closed.add(table_id)
                     touched.add(table_id)
                 for finish in command.finishes[:1]:
@@ -1067,7 +1119,7 @@ class Coordinator:
                         tournament_id=self.config.id, table_id=None, text=text, at_ms=milliseconds(now)
                     )
                     to_players.append((player, notice))
-                for table_id in list(self.actors):
+                for table_id in self._table_ids():
                     closed.add(table_id)
                     touched.add(table_id)
                 state_changed = lobby_changed = True
@@ -1086,7 +1138,7 @@ class Coordinator:
             self.bus.publish(player_channel(player), ToPlayer(message))
         for deal in deals:
             table = director.table(deal.table_id)
-            self._send(table_inbox(deal.table_id), Deal(deal, table.snapshot()))
+            self._to_table(deal.table_id, Deal(deal, table.snapshot()))
         if ended is not None and director.has_table(ended):
             self._save_table(ended, now)
         players = [Account.parse(a).player_id for a in accounts if a.startswith("player:")]
@@ -1115,6 +1167,20 @@ class Coordinator:
         return None
 
     def _open_table(self, table_id: int, seq_from: int = 0) -> None:
+        epoch = 0
+        if self.shard_tables:
+            self._openings += 1
+            epoch = self._epoch_base + self._openings
+            self.epochs[table_id] = epoch
+            host = self._place(table_id)
+            if host is not None:
+                self.hosts[table_id] = host
+                self._load[host] = self._load.get(host, 0) + 1
+                order = OpenTable(
+                    table_id, self.config.id, epoch, seq_from, self.config.shot_clock, self.hand_gap
+                )
+                self._send(host, order)
+                return
         actor = TableActor(
             table_id,
             self.config.id,
@@ -1124,12 +1190,105 @@ class Coordinator:
             shot_clock=self.config.shot_clock,
             rng=None if self.table_rng is None else self.table_rng(table_id),
             metrics=self.metrics,
+            epoch=epoch,
             **({} if self.hand_gap is None else {"hand_gap": self.hand_gap}),
         )
         self.actors[table_id] = actor
         if self.metrics is not None:
             self.metrics.tables += 1
         self._background(actor.run(), f"table {table_id}", done=lambda: self._actor_ended(table_id))
+
+    def _forget_host_of(self, table_id: int) -> None:
+        host = self.hosts.pop(table_id, None)
+        self.epochs.pop(table_id, None)
+        if host is not None:
+            self._load[host] -= 1
+            if not self._load[host]:
+                del self._load[host]
+
+    def _table_ids(self) -> list[int]:
+        """The tables open: played here or by a host."""
+        return sorted({*self.actors, *self.hosts})
+
+    def _to_table(self, table_id: int, message: object) -> None:
+        host = self.hosts.get(table_id)
+        if host is None:
+            self._send(table_inbox(table_id), message)
+        else:
+            self._send(host, ToTable(table_id, self.epochs[table_id], message))
+
+    def _hosts(self, *, fresh: bool = False) -> list[str]:
+        """The table hosts the directory lists, read at most once a check (a directory holds
+        every table's address: tens of thousands)."""
+        loop_now = asyncio.get_running_loop().time()
+        if fresh or loop_now - self._live_hosts_at >= HOST_CHECK_SECONDS:
+            self._live_hosts = [a for a in self.bus.addresses() if a.startswith(TABLE_HOSTS)]
+            self._live_hosts_at = loop_now
+        return self._live_hosts
+
+    def _place(self, table_id: int) -> str | None:
+        """The live host with the fewest of this tournament's tables (ties: a hash of the table
+        and the host, so that tournaments starting together spread too); ``None``: no host."""
+        hosts = [host for host in self._hosts() if self.bus.has_inbox(host)]
+        if not hosts:
+            return None
+        load = self._load
+        return min(hosts, key=lambda host: (load.get(host, 0), zlib.crc32(f"{table_id}@{host}".encode())))
+
+    async def _check_hosts(self) -> None:
+        """Tables whose host left the directory (its process died) are opened again on a live
+        host, their hand under way dealt again from its start (CRASH-1 at one table)."""
+        loop_now = asyncio.get_running_loop().time()
+        if loop_now < self._next_host_check:
+            return
+        self._next_host_check = loop_now + HOST_CHECK_SECONDS
+        for host, epoch in list(self._lost_hosts.items()):
+            if self.bus.has_inbox(host):
+                # taken for dead, it was only stalled: it claimed its addresses again, the old
+                # openings' with them; they stop (the addresses go, the new openings claim theirs)
+                log.warning("%s: table host %s is back: its older tables stop", self.config.id, host)
+                self._send(host, DropTables(self.config.id, epoch))
+                del self._lost_hosts[host]
+        gone = {host for host in self._load if not self.bus.has_inbox(host)}
+        if not gone:
+            return
+        lost = sorted(table_id for table_id, host in self.hosts.items() if host in gone)
+        log.warning(
+            "%s: table hosts %s are gone with %d tables: opened again elsewhere",
+            self.config.id,
+            ", ".join(sorted(gone)),
+            len(lost),
+        )
+        self._hosts(fresh=True)
+        for host in gone:
+            self._lost_hosts[host] = self._epoch_base + self._openings + 1
+        for table_id in lost:
+            self._forget_host_of(table_id)
+            if not self.director.has_table(table_id):
+                continue
+            now = self.clock.now()
+            self._open_table(table_id, seq_from=milliseconds(now))
+            self._update_table(table_id, (), None, False)
+            commands = await self._give(inputs.TableLost(now=now, table_id=table_id))
+            self.tables_lost += 1
+            await self._dispatch(commands, now)
+
+    async def _drop_older_openings(self, tables: list[int]) -> None:
+        """A takeover: the tables older coordinators opened may still be played somewhere (their
+        host lives on). Every host is told to stop them; wait (a while) for their addresses to go,
+        so that the new openings do not share them."""
+        for host in self._hosts(fresh=True):
+            self._send(host, DropTables(self.config.id, self._epoch_base + 1))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + ORPHANS_WAIT_SECONDS
+        while loop.time() < deadline:
+            left = [t for t in tables if self.bus.has_inbox(table_inbox(t))]
+            if not left:
+                return
+            await asyncio.sleep(0.05)
+        log.warning(
+            "%s: %d tables of an older opening are still listed: opened anyway", self.config.id, len(left)
+        )
 
     def _actor_ended(self, table_id: int) -> None:
         self.actors.pop(table_id, None)
@@ -1171,15 +1330,18 @@ class Coordinator:
             stakes=levels[min(director.level_index, len(levels) - 1)],
             time_banks=tuple((seated.seat, director.time_banks(seated.player)) for seated in snapshot.seats),
         )
-        self._send(table_inbox(table_id), update)
+        self._to_table(table_id, update)
         if closed:
             self.sent_tables.pop(table_id, None)
+            self._forget_host_of(table_id)
 
     def _send(self, address: str, message: object) -> None:
         try:
             self.bus.send(address, message)
         except BusError as error:
             log.error("%s: %s", self.config.id, error)
+            if isinstance(error, NoSuchAddress) and address.startswith(TABLE_HOSTS):
+                self._next_host_check = 0.0  # a host gone: look for its tables at once
 
     # -- money and records ------------------------------------------------------------------------
 
@@ -1290,6 +1452,10 @@ class Coordinator:
                     actor.inbox.address,
                     TableUpdate(table=Table(table_id=actor.table_id).snapshot(), closed=True),
                 )
+        for table_id, host in list(self.hosts.items()):
+            closing = TableUpdate(table=Table(table_id=table_id).snapshot(), closed=True)
+            with contextlib.suppress(BusError):
+                self.bus.send(host, ToTable(table_id, self.epochs[table_id], closing))
         if self.tasks:
             await asyncio.wait(list(self.tasks), timeout=self.clock.to_wall(0) + 10)
 

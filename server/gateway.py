@@ -101,7 +101,7 @@ from protocol.server_messages import (
     Welcome,
 )
 from server import hand_requests, views
-from server.bus import Bus, BusError, Subscription
+from server.bus import Bus, BusError, NoSuchAddress, Subscription
 from server.clock import Clock, milliseconds
 from server.messages import (
     LOBBY,
@@ -135,6 +135,8 @@ log = logging.getLogger("feltd.gateway")
 
 MAX_TABLES_FOLLOWED = 16
 HEARTBEAT_SECONDS = 20
+FOLLOW_TRIES = 50  # times a player's follow of their table, not listed yet, is sent again
+FOLLOW_RETRY_SECONDS = 0.1  # wall seconds between two of them
 MAX_SIZE = 64 * 1024  # kept for importers: Limits().max_size
 RATE_PER_SECOND = 20.0  # kept for importers: Limits().rate_per_second
 
@@ -1059,16 +1061,48 @@ class Gateway:
         following: _Following,
         last_seq: int | None,
         request_id: str | None = None,
+        tries: int = 0,
     ) -> None:
         audience = following.audience
         seat = audience.seat_number if audience.viewer is views.Viewer.SEAT else None
         follow = Follow(session.caller, last_seq, seat, audience.viewer is views.Viewer.OPERATORS, request_id)
         try:
             self.bus.send(table_inbox(table_id), follow)
+        except NoSuchAddress as error:
+            # a table placed on another worker (--shard-tables) is listed once that worker opened
+            # it, maybe after its players heard of their seats: a player's own table is asked
+            # again shortly
+            if following.own and tries < FOLLOW_TRIES:
+                asyncio.get_running_loop().call_later(
+                    FOLLOW_RETRY_SECONDS,
+                    self._follow_again,
+                    session,
+                    table_id,
+                    following,
+                    last_seq,
+                    request_id,
+                    tries + 1,
+                )
+                return
+            session.send(
+                Error(code=ErrorCode.NOT_FOUND, message=str(error), request_id=request_id, fatal=False)
+            )
         except BusError as error:
             session.send(
                 Error(code=ErrorCode.NOT_FOUND, message=str(error), request_id=request_id, fatal=False)
             )
+
+    def _follow_again(
+        self,
+        session: Session,
+        table_id: int,
+        following: _Following,
+        last_seq: int | None,
+        request_id: str | None,
+        tries: int,
+    ) -> None:
+        if not session.closing and session.following.get(table_id) is following:
+            self.request_follow(session, table_id, following, last_seq, request_id, tries)
 
     def _table_message(self, session: Session, table_id: int, message: object) -> None:
         following = session.following.get(table_id)
@@ -1146,7 +1180,9 @@ class Gateway:
         self.metrics.sessions_moved += 1
         for table_id, following in list(session.following.items()):
             own = following.own and following.tournament_id == tournament_id
-            if (own or following.waiting) and self.bus.has_inbox(table_inbox(table_id)):
+            # an own table placed on another worker (--shard-tables) may not be listed yet: its
+            # follow is sent again until it is
+            if own or (following.waiting and self.bus.has_inbox(table_inbox(table_id))):
                 following.waiting = True
                 self.request_follow(session, table_id, following, last_seq=None)
         if session.player is not None:

@@ -13,7 +13,9 @@ Addresses and channels (``server.bus``):
 - ``player_channel(name)``: messages for one player, wherever they are connected (``ToPlayer``);
 - ``session_channel(session_id)``: replies to one connection (``ToSession``);
 - ``tournament_channel(tid)``: a tournament's public messages (``ToSession``-like broadcasts);
-- ``LOBBY``: lobby updates; ``OPERATORS``: the operators' event stream.
+- ``LOBBY``: lobby updates; ``OPERATORS``: the operators' event stream;
+- ``table_host_inbox(host)``: a worker that hosts other workers' tables (``feltd serve
+  --shard-tables``, ``server.table_host``): ``OpenTable``, ``ToTable``, ``DropTables``.
 """
 
 from __future__ import annotations
@@ -62,6 +64,13 @@ def operators_channel(tournament_id: str) -> str:
 
 def table_inbox(table_id: int) -> str:
     return f"table:{table_id}"
+
+
+TABLE_HOSTS = "table-host:"  # the start of every table host's inbox address
+
+
+def table_host_inbox(host_id: str) -> str:
+    return f"{TABLE_HOSTS}{host_id}"
 
 
 def table_channel(table_id: int) -> str:
@@ -159,6 +168,44 @@ class Deal:
     table: TableSnapshot
 
 
+# --- coordinators -> table hosts (``server.table_host``) ------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OpenTable:
+    """Start the actor of table ``table_id`` of ``tournament_id`` in the host's process; its
+    ``epoch`` (greater at every opening of a tournament's table, across coordinators) goes with
+    everything about it, so that what an older opening says is told apart."""
+
+    table_id: int
+    tournament_id: str
+    epoch: int
+    seq_from: int
+    shot_clock: float
+    hand_gap: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToTable:
+    """``message`` (a ``TableUpdate``, ``Deal`` or ``Request``) for the host's actor of table
+    ``table_id`` opened with ``epoch``: it comes through the host's inbox, after the
+    ``OpenTable``, in the order sent (the table's own address may not be in every process's
+    directory yet)."""
+
+    table_id: int
+    epoch: int
+    message: object
+
+
+@dataclass(frozen=True, slots=True)
+class DropTables:
+    """Stop at once (no word to anyone) every actor of ``tournament_id`` opened with an epoch
+    below ``epoch``: a coordinator that took the tournament over is about to open them again."""
+
+    tournament_id: str
+    epoch: int
+
+
 # --- tables -> coordinators ----------------------------------------------------------------------
 
 
@@ -177,6 +224,7 @@ class HandDone:
     level: int
     started_at: float
     ended_at: float
+    epoch: int = 0  # the opening of the table that played it (``OpenTable.epoch``)
 
 
 @dataclass(frozen=True, slots=True)

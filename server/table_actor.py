@@ -114,6 +114,7 @@ class TableActor:
         hand_gap: float = HAND_GAP_SECONDS,
         metrics: Metrics | None = None,
         seq_from: int = 0,
+        epoch: int = 0,
     ) -> None:
         """``seq_from``: the ``seq`` before the first event (a table opened again after a restart
         starts past every ``seq`` its clients saw before, so a resume from one gets a snapshot)."""
@@ -134,6 +135,7 @@ class TableActor:
         self.hand_started_at = 0.0
         self.position = 0  # events of the hand already published (Hand.events_since)
         self.seq = seq_from
+        self.epoch = epoch  # which opening of the table this is (``OpenTable``): in each HandDone
         self.frames: deque[tuple[int, int, views.Views[ServerMessage]]] = deque()  # (hand, seq, views)
         self.pending: Deal | None = None
         self.last_hand_end = -1e18
@@ -541,6 +543,7 @@ class TableActor:
             level=self.level,
             started_at=self.hand_started_at,
             ended_at=now,
+            epoch=self.epoch,
         )
         self.hand = None
         self.shown = hand

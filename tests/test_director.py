@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from engine.betting import AnteKind, HandSetup
 from engine.table import FirstButton
+from engine.tournament import inputs
 from engine.tournament.balancing import TableIndex
 from engine.tournament.config import BreakMode, Breaks, Level, Payouts, TournamentConfig, load_config
 from engine.tournament.director import (
@@ -323,3 +324,59 @@ def test_start_now_a_day_early_counts_the_levels_from_now() -> None:
     assert wakeup is not None and wakeup <= now + first_level, wakeup - now if wakeup else None
     director.tick(now + first_level)
     assert director.level_index == 1
+
+
+def test_crash_1_a_lost_table_deals_its_hand_again_from_its_start() -> None:
+    """One table's actor is lost mid-hand (its worker died): ``TableLost`` rolls that hand back and
+    deals it again (same number, level and stacks); the other tables play on, chips are kept,
+    and the journal's inputs replayed from the start make the same director."""
+    director = Director(config(18), start_at=0, rng=random.Random(4))
+    journal: list[inputs.AnyInput] = [
+        inputs.Register(now=0, player=f"p{number:02d}", balance=5000) for number in range(18)
+    ]
+    journal.append(inputs.Tick(now=0))
+    commands: list[Command] = []
+    for value in journal:
+        commands = inputs.apply(director, value)
+    dealt = deals(commands)
+    assert sorted(dealt) == [1, 2]
+    ended = inputs.HandEnded(now=30, table_id=2, stacks=finish(dealt[2]))
+    after = inputs.apply(director, ended)
+    lost = inputs.TableLost(now=40, table_id=1)
+    again = deals(inputs.apply(director, lost))
+    journal += [ended, lost]
+    assert list(again) == [1], "only the lost table is dealt again"
+    assert again[1].hand_number == dealt[1].hand_number and again[1].level == dealt[1].level
+    assert again[1].setup == dealt[1].setup, "the same hand from its start: same seats and stacks"
+    assert [hand.hand_number for hand in director.running_hands()] == sorted(
+        [dealt[1].hand_number, deals(after)[2].hand_number]
+    )
+    director.check_chips()
+    director.check_seats()
+    assert deals(inputs.apply(director, inputs.TableLost(now=41, table_id=1)))[1].setup == dealt[1].setup
+    journal.append(inputs.TableLost(now=41, table_id=1))
+    busted = inputs.HandEnded(now=50, table_id=1, stacks=finish(again[1], busted=(2,)))
+    inputs.apply(director, busted)
+    journal.append(busted)
+    director.check_chips()
+    with pytest.raises(NoHandAtTable):
+        director.hand_ended(1, finish(again[1]), 51)  # the lost actor's late report: refused
+    with pytest.raises(UnknownTable):
+        director.table_lost(99, 52)
+
+    replayed = Director(config(18), start_at=0, rng=random.Random(4))
+    for value in journal:
+        inputs.apply(replayed, inputs.decode(inputs.encode(value)))
+    assert replayed.snapshot() == director.snapshot()
+
+
+def test_crash_1_a_lost_table_between_hands_is_left_as_it_is() -> None:
+    director, commands = started(9)
+    (deal,) = deals(commands).values()
+    director.pause(5)
+    assert deals(director.hand_ended(1, finish(deal), 10)) == {}, "paused: the table waits"
+    running = director.running_hands()
+    before = director.snapshot()
+    assert deals(director.table_lost(1, 11)) == {}
+    assert director.running_hands() == running
+    assert dataclasses.replace(director.snapshot(), now=before.now) == before

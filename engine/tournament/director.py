@@ -41,9 +41,10 @@ Saved state (CRASH-1): ``snapshot()`` is every piece of state as plain, versione
 dataclasses (msgspec encodes and decodes them); ``Director.restore(snapshot, rng)`` rebuilds it.
 A hand in progress is not part of it: its table is restored as it was when the hand began and
 ``recover(now)`` deals that hand again (same hand number and level), so a crash costs nobody a
-chip. Invariants: chips in play = chips issued - chips removed (``check_chips``); a player sits
-at most once and every player left sits somewhere or waits for a seat (``check_seats``); no
-table in a hand is touched.
+chip. ``table_lost(table_id, now)`` does the same for one table in a live director (the process
+playing its hands died). Invariants: chips in play = chips issued - chips removed
+(``check_chips``); a player sits at most once and every player left sits somewhere or waits for
+a seat (``check_seats``); no table in a hand is touched.
 """
 
 from __future__ import annotations
@@ -1097,6 +1098,27 @@ class Director:
             if hand.synchronized and self._barrier is not None:
                 self._barrier.deal(table_id)
             self._deal(table_id, hand.started_at, again=hand)
+        return self._flush()
+
+    def table_lost(self, table_id: int, now: float) -> list[Command]:
+        """CRASH-1 at one table: the table was lost (the process playing its hands died) and is
+        open again elsewhere. The hand under way there is rolled back to its start and dealt
+        again (same hand number and level, a new deck), as ``recover`` does for every table after
+        a restore; a table between hands (or held) is left as it is."""
+        entry = self._tables.get(table_id)
+        if entry is None:
+            raise UnknownTable(f"table {table_id} is not in play")
+        self._now = max(self._now, now)
+        hand = entry.hand
+        if hand is None:
+            return self._flush()
+        if entry.setup is not None:
+            entry.table.cancel_hand()
+            entry.setup = None
+        if hand.synchronized and self._barrier is not None:
+            self._barrier.cancel(table_id)
+            self._barrier.deal(table_id)
+        self._deal(table_id, hand.started_at, again=hand)
         return self._flush()
 
     # ==========================================================================================

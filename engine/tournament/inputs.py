@@ -83,6 +83,13 @@ class Recover(Input, frozen=True, kw_only=True, tag="recover"):
     down_since: float | None = None
 
 
+class TableLost(Input, frozen=True, kw_only=True, tag="table_lost"):
+    """The table's actor was lost with the process it ran in: the hand under way there is dealt
+    again from its start (CRASH-1 at one table)."""
+
+    table_id: int
+
+
 class Pause(Input, frozen=True, kw_only=True, tag="pause"):
     pass
 
@@ -153,6 +160,7 @@ AnyInput = (
     | Reschedule
     | HandEnded
     | Recover
+    | TableLost
     | Pause
     | Resume
     | Penalize
@@ -207,6 +215,8 @@ def apply(director: Director, value: AnyInput) -> list[Command]:
             )
         case Recover():
             return director.recover(now, down_since=value.down_since)
+        case TableLost():
+            return director.table_lost(value.table_id, now)
         case Pause():
             return director.pause(now)
         case Resume():

@@ -47,6 +47,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "seconds); a dead worker's tournaments resume elsewhere about this long after it died",
     )
     parser.add_argument(
+        "--shard-tables",
+        action="store_true",
+        help="--role worker: host tables for every worker started so, and play this worker's "
+        "tournaments' tables on those hosts (one tournament's tables spread over the workers; a "
+        "dead worker's tables open again elsewhere, their hands dealt again). Default: off, a "
+        "tournament's tables play in its coordinator's worker",
+    )
+    parser.add_argument(
         "--host",
         default=os.environ.get("FELTD_HOST", "127.0.0.1"),
         help="address to listen on (default: $FELTD_HOST, else 127.0.0.1)",
@@ -169,6 +177,8 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--speed must be > 0, got {args.speed}")
     if args.role != "all" and not args.redis_url:
         raise CommandError(f"--role {args.role} needs --redis-url (or REDIS_URL)")
+    if args.shard_tables and args.role != "worker":
+        raise CommandError("--shard-tables is for --role worker")
     if not args.resume_limit > 0:
         raise CommandError(f"--resume-limit must be > 0 minutes, got {args.resume_limit}")
     try:
@@ -245,6 +255,7 @@ async def _run(args: argparse.Namespace) -> int:
             role=role,
             bus=bus,
             leases=leases,
+            shard_tables=args.shard_tables,
         )
         await server.start(args.host, args.port)
         collector.tune()
