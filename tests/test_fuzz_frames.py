@@ -26,14 +26,19 @@ def _script(repo_root: Path) -> ModuleType:
     return module
 
 
-async def test_100000_hostile_frames_while_a_bot_tournament_plays(
+# 40,000 frames keep CI's time in budget; `python scripts/fuzz_server.py` sends its default 100,000
+# (docs/benchmarks.md and the closing notes quote that run)
+FRAMES = 40_000
+
+
+async def test_40000_hostile_frames_while_a_bot_tournament_plays(
     postgres_server_url: str, repo_root: Path
 ) -> None:
     fuzz = _script(repo_root)
-    figures = await fuzz.campaign(postgres_server_url, frames=100_000, workers=64, players=9)
+    figures = await fuzz.campaign(postgres_server_url, frames=FRAMES, workers=64, players=9)
     for line in figures.lines():
         print(line)
-    assert figures.frames_sent >= 100_000
+    assert figures.frames_sent >= FRAMES
     # nearly every frame was read and answered (a few sent after a close are not)
     assert figures.frames_read >= 0.75 * figures.frames_sent, figures.frames_read
     # the limits did the closing, with the documented codes
