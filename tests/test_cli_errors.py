@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
@@ -22,6 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
+from processes import feltd_command, free_port
 
 from server.store.connection import open_store
 from server.store.databases import create_database, drop_database
@@ -29,12 +28,6 @@ from server.store.tournaments import TournamentStatus
 
 BAD_INPUT, UNAVAILABLE, INTERRUPTED, BROKEN_PIPE = 2, 3, 130, 141
 REPO = Path(__file__).resolve().parent.parent
-
-
-def _feltd_command() -> list[str]:
-    """The installed console script when there is one (what a person runs), else the module."""
-    script = Path(sys.executable).with_name("feltd")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "server.cli.main"]
 
 
 def _env(**changes: str | None) -> dict[str, str]:
@@ -52,7 +45,7 @@ def feltd(
     *args: str, cwd: Path, env: Mapping[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*_feltd_command(), *args],
+        [*feltd_command(), *args],
         cwd=cwd,
         env=dict(env) if env is not None else _env(),
         capture_output=True,
@@ -105,13 +98,6 @@ async def _table_count(url: str) -> int:
         await conn.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _with_user(url: str, user: str) -> str:
     parts = urlsplit(url)
     host = parts.netloc.rpartition("@")[2]
@@ -151,7 +137,7 @@ BAD_URLS = (
 
 def _bad_url(kind: str, server_url: str) -> str:
     if kind == "refused":
-        return f"postgresql://postgres:s3cret@127.0.0.1:{_free_port()}/feltd"
+        return f"postgresql://postgres:s3cret@127.0.0.1:{free_port()}/feltd"
     if kind == "unknown role":
         return _with_user(server_url, f"feltd_no_role_{uuid.uuid4().hex[:8]}")
     if kind == "unknown database":
@@ -412,7 +398,7 @@ def test_a_bad_flag_value_is_one_line_before_anything_runs(
 def _read_one_line_then_close(args: tuple[str, ...], cwd: Path) -> tuple[int, str, str]:
     """Like `feltd ... | head -1`: read one line, close the pipe, let feltd find out."""
     process = subprocess.Popen(
-        [*_feltd_command(), *args],
+        [*feltd_command(), *args],
         cwd=cwd,
         env=_env(),
         stdout=subprocess.PIPE,
@@ -457,7 +443,7 @@ async def test_ctrl_c_stops_the_demo_at_once_and_the_next_run_settles_its_tourna
     the end, and the ledger balances."""
     args = ("demo", "--players", "40", "--speed", "100", "--progress-every", "1", "--database-url", empty_db)
     process = subprocess.Popen(
-        [*_feltd_command(), *args],
+        [*feltd_command(), *args],
         cwd=workdir,
         env=_env(),
         stdout=subprocess.PIPE,
@@ -563,7 +549,7 @@ def test_every_database_command_says_which_database_it_uses(empty_db: str, workd
 
 def test_feltd_traceback_shows_what_is_behind_the_line(workdir: Path) -> None:
     """For a bug report: FELTD_TRACEBACK=1 lets the traceback of a known error through."""
-    url = f"postgresql://postgres@127.0.0.1:{_free_port()}/feltd"
+    url = f"postgresql://postgres@127.0.0.1:{free_port()}/feltd"
     result = feltd(
         "admin", "ledger", "check", "--database-url", url, cwd=workdir, env=_env(FELTD_TRACEBACK="1")
     )

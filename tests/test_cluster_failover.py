@@ -14,8 +14,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import socket
-import sys
 import time
 import uuid
 from collections import Counter
@@ -24,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import redis.asyncio as aioredis
+from processes import feltd_command, free_port, http_get
 from server_harness import tournament_toml
 
 from client.bot import Bot, Chaos
@@ -41,18 +40,6 @@ SPEED = 50.0
 LEASE_TTL = 2.0  # wall seconds: a dead worker's tournament moves about this long after it died
 BOTS = 12  # two tables of six
 HANDS_BEFORE_THE_KILL = 4
-
-
-def _feltd() -> list[str]:
-    script = Path(sys.executable).with_name("feltd")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "server.cli.main"]
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @dataclass
@@ -79,7 +66,7 @@ class _Server:
 async def _serve(log: Path, *arguments: str) -> AsyncIterator[_Server]:
     with log.open("wb") as errors:
         process = await asyncio.create_subprocess_exec(
-            *_feltd(), "serve", *arguments, stdout=asyncio.subprocess.PIPE, stderr=errors
+            *feltd_command(), "serve", *arguments, stdout=asyncio.subprocess.PIPE, stderr=errors
         )
     server = _Server(process, log)
     try:
@@ -150,13 +137,13 @@ async def test_a_worker_killed_mid_tournament_hands_its_tables_to_another_and_no
             flags = (*common, "--database-url", database)
             workers = [
                 await stack.enter_async_context(
-                    _serve(tmp_path / f"w{n}.log", "--role", "worker", "--port", str(_free_port()), *flags)
+                    _serve(tmp_path / f"w{n}.log", "--role", "worker", "--port", str(free_port()), *flags)
                 )
                 for n in range(3)
             ]
             for worker in workers:
                 await worker.line("tournaments loaded")
-            port = _free_port()
+            port = free_port()
             gateway = await stack.enter_async_context(
                 _serve(tmp_path / "gateway.log", "--role", "gateway", "--port", str(port), *flags)
             )
@@ -224,7 +211,7 @@ async def test_a_worker_killed_mid_tournament_hands_its_tables_to_another_and_no
             assert gateway.process.returncode is None
             # the gateway told each of their sessions (and the operator's) where they sit now and
             # gave them a snapshot of the table opened again: no reconnect, no jump in seq to mend
-            moved = _metric(await _get(f"http://127.0.0.1:{port}/metrics"), "feltd_sessions_moved_total")
+            moved = _metric(await http_get(f"http://127.0.0.1:{port}/metrics"), "feltd_sessions_moved_total")
             assert moved >= len(playing_at_kill), moved
             gaps = sum(bot.connection.gaps for bot in swarm.bots) - gaps_at_kill
             assert gaps == 0 and report["reconnects"] == 0, (gaps, report["reconnects"])
@@ -253,19 +240,6 @@ async def test_a_worker_killed_mid_tournament_hands_its_tables_to_another_and_no
             await redis.delete(*keys)
         await redis.aclose()
         await drop_database(postgres_server_url, database)
-
-
-async def _get(url: str) -> str:
-    """The body of a plain HTTP GET of ``http://127.0.0.1:PORT/PATH``."""
-    address, _, path = url.removeprefix("http://").partition("/")
-    host, _, port = address.partition(":")
-    reader, writer = await asyncio.open_connection(host, int(port))
-    writer.write(f"GET /{path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n".encode())
-    answer = await reader.read()
-    writer.close()
-    head, _, body = answer.decode().partition("\r\n\r\n")
-    assert head.startswith("HTTP/1.1 200"), head
-    return body
 
 
 def _metric(text: str, name: str) -> int:

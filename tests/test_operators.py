@@ -9,12 +9,12 @@ import contextlib
 import datetime as dt
 import os
 import random
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from processes import feltd_command
 from server_harness import Player, running_server, tournament_toml, wait_until
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
@@ -34,16 +34,11 @@ from protocol.kinds import ActionKind, HoldReason, OperatorEventKind, Role, Seat
 _T = TypeVar("_T")
 
 
-def _feltd() -> list[str]:
-    script = Path(sys.executable).with_name("feltd")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "server.cli.main"]
-
-
 async def feltd(*args: str) -> tuple[int, str, str]:
     """Run `feltd` without blocking the loop the server runs on: (status, stdout, stderr)."""
     env = {k: v for k, v in os.environ.items() if k not in ("FELTD_TOKEN", "FELTD_TRACEBACK")}
     process = await asyncio.create_subprocess_exec(
-        *_feltd(), *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env
+        *feltd_command(), *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env
     )
     out, err = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode is not None

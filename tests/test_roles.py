@@ -8,14 +8,13 @@ import asyncio
 import contextlib
 import datetime as dt
 import random
-import socket
-import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 import redis.asyncio as aioredis
+from processes import feltd_command, free_port, http_get
 from server_harness import tournament_toml
 
 from client.bot import Chaos
@@ -26,18 +25,6 @@ from server.clock import ScaledClock
 from server.redis_bus import RedisBus
 from server.store.connection import Store, open_store
 from server.store.databases import create_database, drop_database
-
-
-def _feltd() -> list[str]:
-    script = Path(sys.executable).with_name("feltd")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "server.cli.main"]
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @contextlib.asynccontextmanager
@@ -81,7 +68,7 @@ async def _ledger_balances(store: Store) -> None:
 @contextlib.asynccontextmanager
 async def _process(*arguments: str) -> AsyncIterator[asyncio.subprocess.Process]:
     process = await asyncio.create_subprocess_exec(
-        *_feltd(), "serve", *arguments, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        *feltd_command(), "serve", *arguments, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
     try:
         yield process
@@ -93,19 +80,6 @@ async def _process(*arguments: str) -> AsyncIterator[asyncio.subprocess.Process]
             except TimeoutError:
                 process.kill()
                 await process.wait()
-
-
-async def _get(url: str) -> str:
-    """The body of a plain HTTP GET of ``http://127.0.0.1:PORT/PATH`` (a worker's health port)."""
-    address, _, path = url.removeprefix("http://").partition("/")
-    host, _, port = address.partition(":")
-    reader, writer = await asyncio.open_connection(host, int(port))
-    writer.write(f"GET /{path} HTTP/1.1\r\nHost: {address}\r\n\r\n".encode())
-    answer = await reader.read()
-    writer.close()
-    head, _, body = answer.decode().partition("\r\n\r\n")
-    assert head.startswith("HTTP/1.1 200"), head
-    return body
 
 
 async def _line(process: asyncio.subprocess.Process, start: str) -> str:
@@ -124,15 +98,15 @@ async def test_bots_play_a_tournament_through_a_gateway_process_and_a_worker_pro
     postgres_server_url: str, redis_url: str, redis_prefix: str
 ) -> None:
     prefix = f"{redis_prefix}{uuid.uuid4().hex[:8]}"
-    port = _free_port()
+    port = free_port()
     common = ("--speed", "100", "--redis-url", redis_url, "--redis-prefix", prefix)
     try:
         async with _database(postgres_server_url) as (database_url, store):
             store_flags = ("--database-url", database_url)
-            worker_port = ("--port", str(_free_port()))
+            worker_port = ("--port", str(free_port()))
             async with _process("--role", "worker", *worker_port, *common, *store_flags) as worker:
                 health = await _line(worker, "feltd worker health: ")
-                assert await _get(health.split()[-1]) == "ok\n"
+                assert await http_get(health.split()[-1]) == "ok\n"
                 await _line(worker, "tournaments loaded")
                 listen = ("--port", str(port))
                 async with _process("--role", "gateway", *listen, *common, *store_flags) as gateway:
@@ -174,7 +148,7 @@ async def test_a_gateway_and_a_worker_in_one_loop(
             await worker.start("127.0.0.1", 0)
             await gateway.start("127.0.0.1", 0)
             try:
-                assert "feltd_tournaments" in await _get(f"http://127.0.0.1:{worker.port}/metrics")
+                assert "feltd_tournaments" in await http_get(f"http://127.0.0.1:{worker.port}/metrics")
                 assert worker.gateway is None and gateway.coordinators == {}
                 report = await _play(gateway.url, store, 4, "inloop")
                 assert report["tournament"]["status"] == "finished"  # type: ignore[index]
