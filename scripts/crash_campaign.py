@@ -43,6 +43,7 @@ from pathlib import Path
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from client.connection import Connection, LoginRefused
+from engine.tournament import inputs
 from engine.tournament.config import parse_config
 from engine.tournament.transfers import CASHIER, Reason, Transfer, player_account, pool_account
 from protocol import client_messages as cm
@@ -318,6 +319,30 @@ async def _buy_ins(store: Store, tournament_id: str) -> int:
     return count
 
 
+async def _in_flight(store: Store, tournament_id: str, intents: list[inputs.Intent]) -> int:
+    """Buy-ins whose money reached the pool for a registration the journal never recorded: a kill
+    between the post and the record. The next start-up gives them back (``Coordinator.restore``),
+    so between a kill and that restart they are in flight, not lost; after it none may be left."""
+    keys = [
+        t.idempotency_key
+        for intent in intents
+        for t in intent.transfers
+        if t.target == pool_account(tournament_id) and t.reason is Reason.BUY_IN
+    ]
+    if not keys:
+        return 0
+    async with store.pool.acquire() as conn:
+        posted: int = await conn.fetchval(
+            """
+            SELECT count(*) FROM unnest($1::text[]) AS k(key)
+             WHERE EXISTS (SELECT 1 FROM ledger_transactions WHERE idempotency_key = k.key)
+               AND NOT EXISTS (SELECT 1 FROM ledger_transactions WHERE idempotency_key = k.key || ':undone')
+            """,
+            keys,
+        )
+    return posted
+
+
 async def check(store: Store, tournament_id: str, toml: str, findings: Findings, *, final: bool) -> str:
     """Every check of the module docstring, from the database; returns a one-line verdict."""
     findings.checks += 1
@@ -336,6 +361,12 @@ async def check(store: Store, tournament_id: str, toml: str, findings: Findings,
         return "no journal yet"
     director = restored.director
     entries = await _buy_ins(store, tournament_id)
+    in_flight = await _in_flight(store, tournament_id, inputs.unmatched_intents(restored.replayed))
+    if final and in_flight:
+        findings.problems.append(f"{tournament_id}: {in_flight} cut-short buy-ins never given back")
+    elif in_flight:
+        entries -= in_flight
+        verdicts.append(f"{in_flight} buy-in(s) in flight, to be given back on restart")
     unrefunded = entries - len(director.registration.payments) if director.status.value != "cancelled" else 0
     issued = len([p for p in director.registration.payments if p]) * config.starting_stack
     in_play = director.chips_in_play() if director.status.value == "running" else None
@@ -467,6 +498,9 @@ async def main(argv: list[str] | None = None) -> int:
         help="real seconds a running tournament may go without a hand before it counts as stuck",
     )
     parser.add_argument("--tournament-timeout", type=float, default=900.0, help="real seconds per tournament")
+    parser.add_argument(
+        "--keep-database", action="store_true", help="leave the campaign's database for inspection (printed)"
+    )
     args = parser.parse_args(argv)
     started = time.monotonic()
     server_url = os.environ.get("DATABASE_URL")
@@ -475,7 +509,10 @@ async def main(argv: list[str] | None = None) -> int:
         try:
             findings = await campaign(args, database_url)
         finally:
-            await drop_database(server_url, database_url)
+            if args.keep_database:
+                print(f"database kept: {database_url}")
+            else:
+                await drop_database(server_url, database_url)
     else:
         with tempfile.TemporaryDirectory(prefix="feltd-crash-db-") as folder:
             async with open_store(None, data_dir=Path(folder) / "pg") as store:

@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import importlib.util
 import random
+import sys
 import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
+from types import ModuleType
 
 import msgspec
 from server_harness import Player, Policy, lively, steady, tournament_toml, wait_until
@@ -58,6 +62,17 @@ async def _server(store: Store, anchor: float, **options: object) -> AsyncIterat
         yield server
     finally:
         await server.stop()
+
+
+def _campaign() -> ModuleType:
+    """scripts/crash_campaign.py, whose database checks the campaign runs after every kill."""
+    path = Path(__file__).resolve().parent.parent / "scripts" / "crash_campaign.py"
+    spec = importlib.util.spec_from_file_location("crash_campaign", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["crash_campaign"] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def _player(server: FeltServer, token: str, tournament_id: str, seed: int, policy: Policy = steady) -> Player:
@@ -176,6 +191,17 @@ async def test_crash_1_a_purchase_whose_money_moved_but_was_never_recorded_is_re
             await store.journal.append([JournalEntry("cut", seq + offset, now, inputs.encode(intent))])
         await store.ledger.post(moved)
         assert (await store.ledger.balance(player_account("buyer"))) == 100_000 - 1_100
+        # the crash campaign checks here, while the server is down: the buyer's money is in the
+        # pool for no entry, in flight until the restart gives it back; not a lost buy-in
+        campaign = _campaign()
+        toml = tournament_toml("cut", players=9)
+        down = campaign.Findings()
+        verdict = await campaign.check(store, "cut", toml, down, final=False)
+        assert (down.cents_lost, down.problems) == (0, []), verdict
+        assert "1 buy-in(s) in flight" in verdict
+        never_given_back = campaign.Findings()
+        await campaign.check(store, "cut", toml, never_given_back, final=True)
+        assert any("never given back" in problem for problem in never_given_back.problems)
         async with _server(store, anchor) as second:
             director = second.coordinators["cut"].director
             assert not director.registration.is_registered("buyer")
@@ -189,6 +215,10 @@ async def test_crash_1_a_purchase_whose_money_moved_but_was_never_recorded_is_re
             await buyer.connection.send(cm.Register(tournament_id="cut", request_id="again"))
             await wait_until(lambda: director.registration.is_registered("buyer"), 20, "the new registration")
             await buyer.connection.close()
+            given_back = campaign.Findings()
+            verdict = await campaign.check(store, "cut", toml, given_back, final=False)
+            assert (given_back.cents_lost, given_back.problems) == (0, []), verdict
+            assert "in flight" not in verdict
         balances = await store.ledger.balances()
         assert balances[player_account("buyer")] == 100_000 - 1_100
         assert balances[pool_account("cut")] == 1_000 and balances["house"] == 100
