@@ -155,7 +155,7 @@ from server.store.histories import HandPlayer, HandRecord
 from server.store.journal import JournalEntry, StoredSnapshot
 from server.store.snapshots import SeatSnapshot
 from server.store.snapshots import TableSnapshot as StoredTableSnapshot
-from server.store.tournaments import TournamentStatus
+from server.store.tournaments import Result, TournamentStatus
 from server.table_actor import TableActor
 
 log = logging.getLogger("feltd.coordinator")
@@ -1373,10 +1373,24 @@ class Coordinator:
             self.bus.publish(player_channel(name), ToPlayer(Balance(cents=max(0, cents))))
 
     async def _status(self, status: TournamentStatus) -> None:
+        # a finished tournament's places and prizes go to the results table with the status, so
+        # a site's own systems read them from the database (the journal is pruned, not a report)
+        results = self._results() if status is TournamentStatus.FINISHED else ()
         try:
-            await self.store.tournaments.set_status(self.config.id, status, fence=self.fence)
+            await self.store.tournaments.set_status(self.config.id, status, fence=self.fence, results=results)
         except StoreError as error:
             log.warning("%s: status %s not recorded: %s", self.config.id, status, error)
+
+    def _results(self) -> list[Result]:
+        standings = self.director.standings
+        if standings is None:
+            return []
+        paid = self.director.prizes_paid
+        return [
+            Result(player, finish.place, paid.get(player, 0))
+            for finish in standings.finishes
+            for player in finish.players
+        ]
 
     def _save_table(self, table_id: int, now: float) -> None:
         table = self.director.table(table_id)

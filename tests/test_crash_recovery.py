@@ -133,6 +133,14 @@ async def test_crash_1_restart_resumes_the_tournament_from_its_journal(postgres_
         assert (await store.ledger.check()).ok
         assert (await store.ledger.balances([pool_account("resume")]))[pool_account("resume")] == 0
         assert (await store.tournaments.get("resume")).status is TournamentStatus.FINISHED
+        # the places and prizes are in the results table, written with the status: every player
+        # once, places 1..6, and the prizes are what the ledger paid out of the pool
+        results = await store.tournaments.results("resume")
+        assert sorted(r.player_id for r in results) == sorted(names)
+        assert sorted(r.place for r in results) == list(range(1, 7))
+        paid = again.prizes_paid
+        assert {r.player_id: r.prize for r in results if r.prize} == paid
+        assert sum(paid.values()) == 6 * 1_000
 
 
 async def test_crash_1_a_tournament_down_past_the_resume_limit_is_settled_by_cancel_1(

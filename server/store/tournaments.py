@@ -140,6 +140,22 @@ class Result:
     prize: int
 
 
+async def _write_results(
+    conn: DbConnection, tournament_id: str, results: Sequence[Result], timeout: float
+) -> None:
+    await conn.execute(
+        """INSERT INTO results (tournament_id, player_id, place, prize)
+           SELECT $1, * FROM unnest($2::text[], $3::int[], $4::bigint[])
+           ON CONFLICT (tournament_id, player_id) DO UPDATE
+              SET place = EXCLUDED.place, prize = EXCLUDED.prize, finished_at = now()""",
+        tournament_id,
+        [r.player_id for r in results],
+        [r.place for r in results],
+        [r.prize for r in results],
+        timeout=timeout,
+    )
+
+
 _TOURNAMENT_COLUMNS = (
     "id, name, status::text AS status, config_toml, config::text AS config, starts_at, created_at, number"
 )
@@ -264,9 +280,11 @@ class Tournaments:
         transfers: Sequence[Transfer] = (),
         *,
         fence: Fence | None = None,
+        results: Sequence[Result] = (),
     ) -> tuple[StatusChanged, PostResult]:
         """Move the tournament to ``target`` (with the money of that step, e.g. refunds on a
-        cancellation); ``StatusTransitionError`` and nothing changes if the machine forbids it,
+        cancellation, and the finishing places of a tournament that ended, written in the same
+        transaction); ``StatusTransitionError`` and nothing changes if the machine forbids it,
         ``FencedOut`` if ``fence`` is given and stale."""
         verify_post(transfers)
 
@@ -286,6 +304,8 @@ class Tournaments:
                 str(target),
                 timeout=self._timeout,
             )
+            if results:
+                await _write_results(conn, tournament_id, results, self._timeout)
             posted = await post_in_transaction(conn, transfers, timeout=self._timeout)
             return StatusChanged(tournament_id, TournamentStatus(current), target, changed_at), posted
 
@@ -448,17 +468,7 @@ class Tournaments:
         verify_post(transfers)
 
         async def work(conn: DbConnection) -> PostResult:
-            await conn.execute(
-                """INSERT INTO results (tournament_id, player_id, place, prize)
-                   SELECT $1, * FROM unnest($2::text[], $3::int[], $4::bigint[])
-                   ON CONFLICT (tournament_id, player_id) DO UPDATE
-                      SET place = EXCLUDED.place, prize = EXCLUDED.prize, finished_at = now()""",
-                tournament_id,
-                [r.player_id for r in results],
-                [r.place for r in results],
-                [r.prize for r in results],
-                timeout=self._timeout,
-            )
+            await _write_results(conn, tournament_id, results, self._timeout)
             return await post_in_transaction(conn, transfers, timeout=self._timeout)
 
         async with self._pool.acquire(timeout=self._timeout) as conn:
