@@ -28,6 +28,7 @@ from client.think import Fixed, LogNormal, ThinkTimeError, Uniform, parse_think
 from protocol import table_events as te
 from protocol.kinds import ActionKind, AnteKind, BlindKind, Game, Limit, Street
 from server.cli.bots import BotsRun
+from server.store.connection import open_store
 
 TAG = TightAggressive()
 
@@ -347,6 +348,10 @@ async def test_feltd_bots_against_a_running_server_reports_latency_errors_and_ch
             stderr=asyncio.subprocess.PIPE,
         )
         out, err = await asyncio.wait_for(process.communicate(), 240)
+        # the run's operator account went with the run
+        async with open_store(harness.database_url) as store:
+            operators = [operator.name for operator in await store.players.operators()]
+        assert not [name for name in operators if name.startswith("bots-")], operators
     assert process.returncode == 0, err.decode()
     report = json.loads(out)
     progress = err.decode().splitlines()

@@ -701,3 +701,25 @@ async def test_a_player_cannot_answer_for_an_operator(postgres_server_url: str) 
         assert sorted(registered) == ["bob", "operator:desk"], registered
         await mimic.close()
         await desk.close()
+
+
+async def test_a_removed_operator_logs_in_no_more(postgres_server_url: str) -> None:
+    """`feltd admin operator list` shows the accounts (never a token); `remove` revokes one: its
+    token is refused at the next login, and removing it again is one line and exit 1."""
+    async with running_server(postgres_server_url) as harness:
+        db = ["--database-url", harness.database_url]
+        out = await ok("admin", "operator", "add", "temp", *db)
+        token = next(line.split()[1] for line in out.splitlines() if line.startswith("token:"))
+        listing = await ok("admin", "operator", "list", *db)
+        assert "temp" in [line.split("\t")[0] for line in listing.splitlines()]
+        assert token not in listing
+        assert await ok("admin", "tournament", "list", "--url", harness.url, "--token", token) is not None
+        removed = await ok("admin", "operator", "remove", "temp", *db)
+        assert "removed" in removed
+        assert "temp" not in [
+            line.split("\t")[0] for line in (await ok("admin", "operator", "list", *db)).splitlines()
+        ]
+        error = await refused(1, "admin", "tournament", "list", "--url", harness.url, "--token", token)
+        assert "refused the login" in error, error
+        again = await refused(1, "admin", "operator", "remove", "temp", *db)
+        assert "no operator is named 'temp'" in again, again

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-HELP = "Operator accounts: add one (its token is printed once)."
+HELP = "Operator accounts: add one (its token is printed once), list them, remove (revoke) one."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,6 +17,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add = actions.add_parser("add", help="create an operator and print its access token (shown once)")
     add.add_argument("name", help="the operator's name, unique among operators")
     add_store_arguments(add)
+    listing = actions.add_parser("list", help="every operator account: name and when it was made")
+    add_store_arguments(listing)
+    remove = actions.add_parser(
+        "remove", help="revoke an operator: its token logs in no more (open connections run until they close)"
+    )
+    remove.add_argument("name", help="the operator's name")
+    add_store_arguments(remove)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,6 +38,15 @@ async def _run(args: argparse.Namespace) -> int:
     from server.store.options import database_choice, open_chosen_store
 
     async with open_chosen_store(database_choice(args)) as store:
+        if args.action == "list":
+            for listed in await store.players.operators():
+                print(f"{listed.name}\t{listed.created_at.isoformat()}")
+            return 0
+        if args.action == "remove":
+            if not await store.players.remove_operator(args.name):
+                raise CommandError(f"no operator is named {args.name!r}", FAILED)
+            print(f"operator {args.name!r} removed: its token logs in no more")
+            return 0
         try:
             created = await store.players.add_operator(args.name)
         except PlayerError as error:

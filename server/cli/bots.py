@@ -233,14 +233,19 @@ class BotsRun:
         self.tag = ""
 
     async def login(self) -> Control:
-        """The run's operator: made in the database, logged in (once)."""
+        """The run's operator: made in the database, logged in (once), and removed again."""
         import secrets
 
         if self.control is None:
             self.tag = secrets.token_hex(3)
             operator = await self.store.players.add_operator(f"bots-{self.tag}")
             self.control = Control(self.url, operator.token)
-            await self.control.start()
+            try:
+                await self.control.start()
+            finally:
+                # the token is needed for this one login (the session outlives the account): a
+                # database keeps no operator token from a bots run, whatever becomes of the run
+                await self.store.players.remove_operator(operator.operator.name)
         return self.control
 
     async def prepare(

@@ -158,6 +158,7 @@ def _clock(seconds: float) -> str:
 
 
 async def _demo(args: argparse.Namespace, toml_text: str | None, choice: DatabaseChoice) -> int:
+    import contextlib
     import logging
     import random
     import time
@@ -166,6 +167,7 @@ async def _demo(args: argparse.Namespace, toml_text: str | None, choice: Databas
     from server.app import FeltServer
     from server.cli.bots import Control, kind_of, read_bot_arguments
     from server.clock import ScaledClock
+    from server.store.errors import StoreError
     from server.store.options import open_chosen_store
 
     think, _ = read_bot_arguments(args)
@@ -187,9 +189,10 @@ async def _demo(args: argparse.Namespace, toml_text: str | None, choice: Databas
         )
         await server.start(args.host, args.port)
         control: Control | None = None
+        operator_name = f"demo-{random.randbytes(3).hex()}"
         try:
             print(f"server: {server.url} (health: http://{server.host}:{server.port}/healthz)", flush=True)
-            operator = await store.players.add_operator(f"demo-{random.randbytes(3).hex()}")
+            operator = await store.players.add_operator(operator_name)
             # this run's operator: an operator may watch any table, so a person can follow the demo
             print(
                 f"watch in a browser: open http://{server.host}:{server.port}/ and paste the operator "
@@ -215,6 +218,10 @@ async def _demo(args: argparse.Namespace, toml_text: str | None, choice: Databas
             if control is not None:
                 await control.close()
             await server.stop()
+            # the printed token dies with the demo: a database kept with --database-url holds
+            # no operator left behind
+            with contextlib.suppress(StoreError, OSError, TimeoutError):
+                await store.players.remove_operator(operator_name)
 
 
 async def _play(

@@ -153,6 +153,23 @@ class Players:
         assert row is not None
         return NewOperator(Operator(int(row["id"]), row["name"], row["created_at"]), token)
 
+    async def operators(self) -> list[Operator]:
+        """Every operator account, oldest first (never a token: only hashes are kept)."""
+        async with self._pool.acquire(timeout=self._timeout) as conn:
+            rows = await conn.fetch(
+                "SELECT id, name, created_at FROM operators ORDER BY id", timeout=self._timeout
+            )
+        return [Operator(int(row["id"]), row["name"], row["created_at"]) for row in rows]
+
+    async def remove_operator(self, name: str) -> bool:
+        """Revoke an operator: its token opens no connection from now on (connections already
+        logged in keep their session until they close). False if no operator has that name."""
+        async with self._pool.acquire(timeout=self._timeout) as conn:
+            removed = await conn.fetchval(
+                "DELETE FROM operators WHERE name = $1 RETURNING id", name, timeout=self._timeout
+            )
+        return removed is not None
+
     async def authenticate_operator(self, token: str) -> Operator | None:
         async with self._pool.acquire(timeout=self._timeout) as conn:
             row = await conn.fetchrow(
