@@ -286,23 +286,6 @@ class Findings:
     problems: list[str] = field(default_factory=list)
 
 
-async def _prizes_paid(store: Store, tournament_id: str) -> Counter[str]:
-    """How many prize transactions each player received from the tournament's pool."""
-    async with store.pool.acquire() as conn:
-        rows = await conn.fetch(
-            """
-            SELECT credit.account, count(*) AS paid
-              FROM ledger_transactions AS t
-              JOIN ledger_entries AS debit ON debit.transaction_id = t.id AND debit.amount < 0
-              JOIN ledger_entries AS credit ON credit.transaction_id = t.id AND credit.amount > 0
-             WHERE t.reason = 'prize' AND debit.account = $1
-             GROUP BY credit.account
-            """,
-            pool_account(tournament_id),
-        )
-    return Counter({row["account"]: row["paid"] for row in rows})
-
-
 async def _buy_ins(store: Store, tournament_id: str) -> int:
     """Buy-ins standing in the tournament's pool: paid in, less those given back."""
     async with store.pool.acquire() as conn:
@@ -384,7 +367,7 @@ async def check(store: Store, tournament_id: str, toml: str, findings: Findings,
     elif unrefunded < 0:  # refunded, yet the director still counts the entry: a free seat
         findings.cents_lost += -unrefunded * config.buy_in
         findings.problems.append(f"{tournament_id}: {-unrefunded} entries the director counts were refunded")
-    paid = await _prizes_paid(store, tournament_id)
+    paid = Counter(await store.ledger.payments_from(pool_account(tournament_id), Reason.PRIZE))
     places: Counter[str] = Counter()
     if director.standings is not None:
         for finish in director.standings.finishes:

@@ -27,7 +27,7 @@ from server_harness import tournament_toml
 
 from client.bot import Bot, Chaos
 from client.think import Fixed
-from engine.tournament.transfers import pool_account
+from engine.tournament.transfers import Reason, pool_account
 from protocol import server_messages as sm
 from protocol import table_events as te
 from server.cli.bots import BotsRun
@@ -232,7 +232,7 @@ async def test_a_worker_killed_mid_tournament_hands_its_tables_to_another_and_no
             assert check.ok, check.problems
             pool = pool_account("cluster")
             assert (await store.ledger.balances([pool]))[pool] == 0
-            paid = await _prizes_paid(store, "cluster")
+            paid = await store.ledger.payments_from(pool, Reason.PRIZE)
             assert paid and max(paid.values()) == 1, paid
     finally:
         keys = [key async for key in redis.scan_iter(match=prefix + "*")]
@@ -251,20 +251,3 @@ async def _cancel(task: asyncio.Task[bool]) -> None:
     task.cancel()
     with contextlib.suppress(BaseException):
         await task
-
-
-async def _prizes_paid(store: Store, tournament_id: str) -> Counter[str]:
-    """How many prize transactions each player received from the tournament's pool."""
-    async with store.pool.acquire() as conn:
-        rows = await conn.fetch(
-            """
-            SELECT credit.account, count(*) AS paid
-              FROM ledger_transactions AS t
-              JOIN ledger_entries AS debit ON debit.transaction_id = t.id AND debit.amount < 0
-              JOIN ledger_entries AS credit ON credit.transaction_id = t.id AND credit.amount > 0
-             WHERE t.reason = 'prize' AND debit.account = $1
-             GROUP BY credit.account
-            """,
-            pool_account(tournament_id),
-        )
-    return Counter({row["account"]: row["paid"] for row in rows})

@@ -453,3 +453,25 @@ def test_random_batches_match_a_model_and_keep_the_ledger_sound(postgres_server_
 async def test_the_database_reason_type_is_the_engines_reason_enum(store: Store) -> None:
     rows = await store.pool.fetch("SELECT unnest(enum_range(NULL::ledger_reason))::text AS reason")
     assert [r["reason"] for r in rows] == [str(r) for r in Reason], "migrations and Reason disagree"
+
+
+async def test_payments_from_counts_each_payment_of_one_reason_out_of_one_account(store: Store) -> None:
+    """What the crash campaign's double-payment audit reads: prizes out of one pool, per winner."""
+    await store.ledger.post([deposit("p1", 5_000), deposit("p2", 5_000)])
+    pool = pool_account("paid")
+    await store.ledger.post(
+        [
+            Transfer(player_account("p1"), pool, 3_000, "paid:buy-in:p1", Reason.BUY_IN),
+            Transfer(player_account("p2"), pool, 3_000, "paid:buy-in:p2", Reason.BUY_IN),
+            Transfer(pool, player_account("p1"), 1_000, "paid:prize:p1:1", Reason.PRIZE),
+            Transfer(pool, player_account("p1"), 1_000, "paid:prize:p1:2", Reason.PRIZE),
+            Transfer(pool, player_account("p2"), 2_000, "paid:prize:p2:1", Reason.PRIZE),
+            Transfer(pool, player_account("p2"), 500, "paid:refund:p2", Reason.REFUND),
+        ]
+    )
+    assert await store.ledger.payments_from(pool, Reason.PRIZE) == {
+        player_account("p1"): 2,
+        player_account("p2"): 1,
+    }
+    assert await store.ledger.payments_from(pool, Reason.REFUND) == {player_account("p2"): 1}
+    assert await store.ledger.payments_from(pool_account("other"), Reason.PRIZE) == {}

@@ -263,6 +263,26 @@ class Ledger:
         found = {row["name"]: int(row["balance"]) for row in rows}
         return {name: found.get(name, 0) for name in wanted}
 
+    async def payments_from(self, source: str, reason: Reason) -> dict[str, int]:
+        """How many ``reason`` transactions each account received from ``source`` (a prize
+        pool's winners, each counted once per payment): what an audit for double payments reads."""
+        account_kind(source)
+        async with self._pool.acquire(timeout=self._timeout) as conn:
+            rows = await conn.fetch(
+                """
+                SELECT credit.account, count(*) AS paid
+                  FROM ledger_transactions AS t
+                  JOIN ledger_entries AS debit ON debit.transaction_id = t.id AND debit.amount < 0
+                  JOIN ledger_entries AS credit ON credit.transaction_id = t.id AND credit.amount > 0
+                 WHERE t.reason = $2::ledger_reason AND debit.account = $1
+                 GROUP BY credit.account
+                """,
+                source,
+                str(reason),
+                timeout=self._timeout,
+            )
+        return {row["account"]: int(row["paid"]) for row in rows}
+
     async def check(self, anchor: Seal | None = None) -> LedgerCheck:
         """Audit everything (``check_on``), and that the ledger extends ``anchor`` if given."""
         async with self._pool.acquire(timeout=self._timeout) as conn:
