@@ -325,24 +325,54 @@ class Coordinator:
             self.journal.extend(restored.replayed)
         if restored.transfers:
             await self._post(restored.transfers)
+        recorded = {t.idempotency_key for t in restored.transfers}
         for intent in inputs.unmatched_intents(restored.replayed):
-            await self._refund_intent(intent)
+            await self._refund_intent(intent, recorded)
         return restored.last_at
 
-    async def _refund_intent(self, intent: inputs.Intent) -> None:
+    async def _refund_intent(self, intent: inputs.Intent, recorded: set[str]) -> None:
         """A purchase cut short by a crash: its money may have moved. Post it again (a replay if
         it had: nothing moves; refused for want of funds if it had not: nothing to give back),
-        then its exact reversal: either way the player ends where they began."""
+        then its exact reversal: either way the player ends where they began.
+
+        Money a recorded purchase moved under the same keys is never given back: an intent left
+        open by a journal written before refused posts closed theirs (the next purchase took the
+        same keys) would otherwise refund a seat the player holds."""
+        keys = tuple(t.idempotency_key for t in intent.transfers)
+        if recorded.intersection(keys):
+            log.warning(
+                "%s: %s's open %s is a recorded purchase's", self.config.id, intent.player, intent.purchase
+            )
+            return
         try:
             await self._post(list(intent.transfers))
         except LedgerInsufficientFunds:
+            # the money never moved: close the intent and spend its keys, nothing to give back
+            await self._give(inputs.PurchaseUndone(now=self.director.now, player=intent.player, keys=keys))
             return
         reversal = [
             Transfer(t.target, t.source, t.amount, f"{t.idempotency_key}:undone", Reason.REFUND)
             for t in intent.transfers
         ]
-        await self._post(reversal)
-        keys = tuple(t.idempotency_key for t in intent.transfers)
+        try:
+            await self._post(reversal)
+        except LedgerInsufficientFunds as error:
+            # only a journal that already lost track of this money gets here: say so, and start
+            # the tournament anyway (a refund the pool cannot cover is the operator's to settle)
+            log.error(
+                "%s: %s's cut-short %s cannot be given back: %s",
+                self.config.id,
+                intent.player,
+                intent.purchase,
+                error,
+            )
+            self._op_event(
+                OpKind.ERROR,
+                f"{intent.player}'s {intent.purchase} cut short by a restart was not given back: {error}",
+                self.director.now,
+                player=intent.player,
+            )
+            return
         await self._give(inputs.PurchaseUndone(now=self.director.now, player=intent.player, keys=keys))
         log.warning(
             "%s: %s's %s was cut short by a restart: refunded", self.config.id, intent.player, intent.purchase
@@ -804,7 +834,14 @@ class Coordinator:
         await self._write(inputs.Intent(now=now, player=player, purchase=buy, transfers=tuple(transfers)))
         # InsufficientFunds if spent meanwhile; a failure that leaves it unknown whether the money
         # moved (a timeout, a dropped connection) is retried under the same keys until it is known
-        await self._post(list(transfers))
+        try:
+            await self._post(list(transfers))
+        except LedgerInsufficientFunds:
+            # refused: nothing moved. Close the intent and spend its keys, or a restart would find
+            # it open when the player's next purchase has taken the same keys, and refund that one
+            keys = tuple(t.idempotency_key for t in transfers)
+            await self._give(inputs.PurchaseUndone(now=now, player=player, keys=keys))
+            raise
         purchase: inputs.AnyInput
         if buy == "register":
             purchase = inputs.Register(now=now, player=player, balance=balance)

@@ -233,6 +233,139 @@ async def test_crash_1_a_purchase_whose_money_moved_but_was_never_recorded_is_re
         assert (await store.ledger.check()).ok
 
 
+async def test_crash_1_a_cut_short_purchase_whose_money_never_moved_spends_its_keys(
+    postgres_server_url: str,
+) -> None:
+    """A kill between the intent and the post, and the player's money spent meanwhile: the
+    restart's post is refused, nothing is given back, and the intent is closed with its keys
+    spent. The player's next registration (new keys) survives the next restart, and an
+    unregistration after it is refunded once, never twice (a restart used to find the intent
+    still open and refund the seat the same keys had paid for)."""
+    async with _database(postgres_server_url) as store:
+        tokens = await _players(store, ["poor", "other"])
+        anchor = time.time()
+        async with _server(store, anchor) as first:
+            start = dt.datetime.fromtimestamp(first.clock.now() + 3600, dt.UTC)
+            await store.tournaments.create_from_toml(tournament_toml("spent", players=9), starts_at=start)
+            await first.load()
+            coordinator = first.coordinators["spent"]
+            now = first.clock.now()
+            transfers = coordinator.director.preview_register("poor", now, 100_000)
+            seq = coordinator.seq
+        intent = inputs.Intent(now=now, player="poor", purchase="register", transfers=tuple(transfers))
+        await store.journal.append([JournalEntry("spent", seq + 1, now, inputs.encode(intent))])
+        withdrawal = Transfer(player_account("poor"), CASHIER, 99_500, "poor:withdrawal", Reason.WITHDRAWAL)
+        await store.ledger.post([withdrawal])
+        async with _server(store, anchor) as second:
+            director = second.coordinators["spent"].director
+            assert (await store.ledger.balance(player_account("poor"))) == 500  # nothing moved
+            deposit = Transfer(CASHIER, player_account("poor"), 10_000, "poor:again", Reason.DEPOSIT)
+            await store.ledger.post([deposit])
+            for name in ("poor", "other"):
+                player = _player(second, tokens[name], "spent", 1)
+                await player.connection.connect()
+                await player.connection.send(cm.Register(tournament_id="spent", request_id="r"))
+                await wait_until(lambda n=name: director.registration.is_registered(n), 20, "registered")
+                await player.connection.close()
+        async with _server(store, anchor) as third:
+            director = third.coordinators["spent"].director
+            assert director.registration.is_registered("poor")
+            assert (await store.ledger.balance(player_account("poor"))) == 10_500 - 1_100
+            poor = _player(third, tokens["poor"], "spent", 2)
+            await poor.connection.connect()
+            await poor.connection.send(cm.Unregister(tournament_id="spent", request_id="u"))
+            await wait_until(lambda: not director.registration.is_registered("poor"), 20, "unregistered")
+            await poor.connection.close()
+        async with _server(store, anchor):
+            balances = await store.ledger.balances()
+        assert balances[player_account("poor")] == 10_500
+        assert balances[player_account("other")] == 100_000 - 1_100
+        assert balances[pool_account("spent")] == 1_000 and balances["house"] == 100
+        assert (await store.ledger.check()).ok
+
+
+async def test_crash_1_a_registration_refused_for_funds_leaves_no_intent_to_refund_later(
+    postgres_server_url: str,
+) -> None:
+    """One entry's money and two tournaments: the second registration is refused (the post finds
+    the money gone). The player deposits and registers there again; a restart then refunds
+    nothing: both seats stay paid for."""
+    async with _database(postgres_server_url) as store:
+        tokens = await _players(store, ["lean"])
+        withdrawal = Transfer(player_account("lean"), CASHIER, 100_000 - 1_100, "lean:out", Reason.WITHDRAWAL)
+        await store.ledger.post([withdrawal])
+        anchor = time.time()
+        async with _server(store, anchor) as first:
+            start = dt.datetime.fromtimestamp(first.clock.now() + 3600, dt.UTC)
+            for tournament_id in ("ta", "tb"):
+                await store.tournaments.create_from_toml(
+                    tournament_toml(tournament_id, players=9), starts_at=start
+                )
+            await first.load()
+            a, b = first.coordinators["ta"].director, first.coordinators["tb"].director
+            connection = Connection(first.url, token=tokens["lean"], subprotocol=MSGPACK_SUBPROTOCOL)
+            await connection.connect()
+            await connection.send(cm.Register(tournament_id="ta", request_id="a1"))
+            await connection.send(cm.Register(tournament_id="tb", request_id="b1"))
+            answered: set[str] = set()
+            while answered != {"a1", "b1"}:
+                request_id = getattr(await asyncio.wait_for(connection.recv(), 20), "request_id", None)
+                answered |= {request_id} & {"a1", "b1"}
+            assert a.registration.is_registered("lean") != b.registration.is_registered("lean")
+            refused = "tb" if a.registration.is_registered("lean") else "ta"
+            deposit = Transfer(CASHIER, player_account("lean"), 1_100, "lean:in", Reason.DEPOSIT)
+            await store.ledger.post([deposit])
+            await connection.send(cm.Register(tournament_id=refused, request_id="again"))
+            await wait_until(
+                lambda: a.registration.is_registered("lean") and b.registration.is_registered("lean"),
+                20,
+                "the second seat",
+            )
+            await connection.close()
+        async with _server(store, anchor) as second:
+            for tournament_id in ("ta", "tb"):
+                assert second.coordinators[tournament_id].director.registration.is_registered("lean")
+            balances = await store.ledger.balances()
+        assert balances[player_account("lean")] == 0
+        assert balances[pool_account("ta")] == balances[pool_account("tb")] == 1_000
+        assert (await store.ledger.check()).ok
+
+
+async def test_crash_1_an_open_intent_whose_keys_a_recorded_purchase_used_is_not_refunded(
+    postgres_server_url: str,
+) -> None:
+    """A journal written before refused posts closed their intents: an intent left open, then
+    the same player's registration under the same keys. The restart gives nothing back: the
+    money is the seat's."""
+    async with _database(postgres_server_url) as store:
+        await _players(store, ["kept"])
+        anchor = time.time()
+        async with _server(store, anchor) as first:
+            start = dt.datetime.fromtimestamp(first.clock.now() + 3600, dt.UTC)
+            await store.tournaments.create_from_toml(tournament_toml("kept", players=9), starts_at=start)
+            await first.load()
+            coordinator = first.coordinators["kept"]
+            now = first.clock.now()
+            transfers = tuple(coordinator.director.preview_register("kept", now, 100_000))
+            seq = coordinator.seq
+        stale = inputs.Intent(now=now, player="kept", purchase="register", transfers=transfers)
+        register = inputs.Register(now=now, player="kept", balance=100_000)
+        await store.journal.append(
+            [
+                JournalEntry("kept", seq + 1, now, inputs.encode(stale)),
+                JournalEntry("kept", seq + 2, now, inputs.encode(stale)),
+                JournalEntry("kept", seq + 3, now, inputs.encode(register)),
+            ]
+        )
+        await store.ledger.post(list(transfers))
+        async with _server(store, anchor) as second:
+            assert second.coordinators["kept"].director.registration.is_registered("kept")
+            balances = await store.ledger.balances()
+        assert balances[player_account("kept")] == 100_000 - 1_100
+        assert balances[pool_account("kept")] == 1_000 and balances["house"] == 100
+        assert (await store.ledger.check()).ok
+
+
 async def test_crash_1_a_damaged_newest_snapshot_falls_back_to_the_one_before(
     postgres_server_url: str,
 ) -> None:
