@@ -396,7 +396,9 @@ class Coordinator:
         if director.status is d.Status.RUNNING:
             if now - last_alive > limit:
                 log.warning("%s: down for %.0f s: cancelled (CANCEL-1)", self.config.id, now - last_alive)
-                value: inputs.AnyInput = inputs.Cancel(now=now)
+                # settled as of when it stopped (its last journal entry): the time it was down
+                # is not play, so it neither reaches the 30-minute line nor ends a rebuy period
+                value: inputs.AnyInput = inputs.Cancel(now=last_alive)
             else:
                 value = inputs.Recover(now=now, down_since=last_alive)
             await self._dispatch(await self._give(value), now)

@@ -147,7 +147,10 @@ async def test_crash_1_a_tournament_down_past_the_resume_limit_is_settled_by_can
     postgres_server_url: str,
 ) -> None:
     """A restart that finds the tournament last alive longer ago than the limit settles it by
-    CANCEL-1 through the ledger: every cent of the pool goes back to players."""
+    CANCEL-1 through the ledger: every cent of the pool goes back to players. It stopped a few
+    clock minutes after its start, so everything is rolled back: each player gets the buy-in and
+    fee back exactly (the hour it was down is not play: counted, it would have been a payout by
+    chip count)."""
     async with _database(postgres_server_url) as store:
         names = [f"c{n}" for n in range(4)]
         tokens = await _players(store, names)
@@ -172,6 +175,8 @@ async def test_crash_1_a_tournament_down_past_the_resume_limit_is_settled_by_can
         balances = await store.ledger.balances()
         assert balances[pool_account("late")] == 0
         assert sum(balances[player_account(n)] for n in names) + balances["house"] == 4 * 100_000
+        assert [balances[player_account(n)] for n in names] == [100_000] * 4, balances
+        assert balances["house"] == 0
         assert (await store.ledger.check()).ok
 
 
