@@ -44,6 +44,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
+import asyncpg
 import msgspec
 
 from engine.history.phh import PhhError, dumps_phh, export_phh
@@ -148,14 +149,14 @@ from server.messages import (
 from server.metrics import Metrics
 from server.recovery import load_director
 from server.store.connection import Store
-from server.store.errors import FencedOut, JournalError, StoreError, UnknownPlayer
+from server.store.errors import FencedOut, JournalError, StoreError, TournamentError, UnknownPlayer
 from server.store.errors import InsufficientFunds as LedgerInsufficientFunds
 from server.store.fencing import Fence
 from server.store.histories import HandPlayer, HandRecord
 from server.store.journal import JournalEntry, StoredSnapshot
 from server.store.snapshots import SeatSnapshot
 from server.store.snapshots import TableSnapshot as StoredTableSnapshot
-from server.store.tournaments import Result, TournamentStatus
+from server.store.tournaments import Result, TournamentStatus, status_path
 from server.table_actor import TableActor
 
 log = logging.getLogger("feltd.coordinator")
@@ -1415,10 +1416,28 @@ class Coordinator:
         # a finished tournament's places and prizes go to the results table with the status, so
         # a site's own systems read them from the database (the journal is pruned, not a report)
         results = self._results() if status is TournamentStatus.FINISHED else ()
-        try:
-            await self.store.tournaments.set_status(self.config.id, status, fence=self.fence, results=results)
-        except StoreError as error:
-            log.warning("%s: status %s not recorded: %s", self.config.id, status, error)
+        while True:  # retried like the journal and the ledger: a lost status would outlive us
+            try:
+                recorded = (await self.store.tournaments.get(self.config.id)).status
+                # an earlier write that failed left a step out: record it on the way
+                for step in status_path(recorded, status):
+                    final = results if step is status else ()
+                    await self.store.tournaments.set_status(
+                        self.config.id, step, fence=self.fence, results=final
+                    )
+                return
+            except TournamentError as error:  # deleted meanwhile, or a status it can never reach
+                log.error("%s: status %s not recorded: %s", self.config.id, status, error)
+                return
+            except (
+                TimeoutError,
+                StoreError,
+                OSError,
+                asyncpg.PostgresError,
+                asyncpg.InterfaceError,
+            ) as error:
+                log.error("%s: status %s not recorded, retrying: %s", self.config.id, status, error)
+                await asyncio.sleep(POST_RETRY_SECONDS)
 
     def _results(self) -> list[Result]:
         standings = self.director.standings

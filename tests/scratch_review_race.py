@@ -1,6 +1,7 @@
 """Scratch (review12): the live path: a buy-in refused for want of funds after its Intent was
 written (the balance spent by another tournament meanwhile) leaves the intent open; the same
 player's next registration reuses its keys; a restart refunds a registered player."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -29,11 +30,23 @@ async def test_race(postgres_server_url: str) -> None:
             await p.connection.send(cm.Register(tournament_id="a", request_id="ra"))
             await p.connection.send(cm.Register(tournament_id="b", request_id="rb"))
             da, db = s.coordinators["a"].director, s.coordinators["b"].director
-            await wait_until(lambda: da.registration.is_registered("poor") or db.registration.is_registered("poor"), 20, "one")
-            import asyncio; await asyncio.sleep(1)
+            await wait_until(
+                lambda: da.registration.is_registered("poor") or db.registration.is_registered("poor"),
+                20,
+                "one",
+            )
+            import asyncio
+
+            await asyncio.sleep(1)
             loser = "b" if da.registration.is_registered("poor") else "a"
             for t in ("a", "b"):
-                print(t, [inputs.decode(x).__class__.__name__ for _, _, x in await store.journal.entries_after(t, -1)])
+                print(
+                    t,
+                    [
+                        inputs.decode(x).__class__.__name__
+                        for _, _, x in await store.journal.entries_after(t, -1)
+                    ],
+                )
             await store.ledger.post([Transfer(CASHIER, player_account("poor"), 1_100, "d2", Reason.DEPOSIT)])
             await p.connection.send(cm.Register(tournament_id=loser, request_id="again"))
             dl = s.coordinators[loser].director
@@ -41,5 +54,8 @@ async def test_race(postgres_server_url: str) -> None:
             await p.connection.close()
             print("before restart:", await store.ledger.balances())
         async with _server(store, anchor) as s2:
-            print("after restart:", await store.ledger.balances(),
-                  {t: c.director.registration.is_registered("poor") for t, c in s2.coordinators.items()})
+            print(
+                "after restart:",
+                await store.ledger.balances(),
+                {t: c.director.registration.is_registered("poor") for t, c in s2.coordinators.items()},
+            )

@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from types import ModuleType
 
+import asyncpg
 import msgspec
 from server_harness import Player, Policy, lively, steady, tournament_toml, wait_until
 
@@ -369,6 +370,51 @@ async def test_crash_1_an_open_intent_whose_keys_a_recorded_purchase_used_is_not
         assert balances[player_account("kept")] == 100_000 - 1_100
         assert balances[pool_account("kept")] == 1_000 and balances["house"] == 100
         assert (await store.ledger.check()).ok
+
+
+async def test_a_status_write_that_fails_is_retried_and_the_tournament_ends_recorded(
+    postgres_server_url: str,
+) -> None:
+    """The tournament's row is locked by another session when it starts (its RUNNING write fails
+    with a lock timeout): the coordinator retries instead of dying, the tournament plays to its
+    end, and the database says finished, with its results."""
+    url = await create_database(postgres_server_url, f"feltd_test_status_{uuid.uuid4().hex[:8]}")
+    try:
+        locker = await asyncpg.connect(url)
+        try:
+            await locker.execute(f"ALTER DATABASE \"{url.rsplit('/', 1)[1]}\" SET lock_timeout = '300ms'")
+            async with open_store(url, max_size=8) as store:
+                names = ["s1", "s2"]
+                tokens = await _players(store, names)
+                async with _server(store, time.time()) as server:
+                    start = dt.datetime.fromtimestamp(server.clock.now() + 2 * SPEED, dt.UTC)
+                    await store.tournaments.create_from_toml(
+                        tournament_toml("st", players=2), starts_at=start
+                    )
+                    await server.load()
+                    director = server.coordinators["st"].director
+                    players = [_player(server, tokens[n], "st", seed, lively) for seed, n in enumerate(names)]
+                    held = locker.transaction()
+                    await held.start()
+                    await locker.execute("SELECT 1 FROM tournaments WHERE id = 'st' FOR UPDATE")
+                    playing = [asyncio.create_task(p.run(until=120)) for p in players]
+                    await wait_until(lambda: director.status.value == "running", 60, "the start")
+                    await asyncio.sleep(1.0)  # a few refused writes
+                    await held.rollback()
+                    await wait_until(lambda: director.status.value == "finished", 120, "the end")
+                    await wait_until(
+                        lambda: server.coordinators["st"].finished.is_set(), 20, "the coordinator done"
+                    )
+                    for task in playing:
+                        task.cancel()
+                    await asyncio.gather(*playing, return_exceptions=True)
+                assert (await store.tournaments.get("st")).status is TournamentStatus.FINISHED
+                results = await store.tournaments.results("st")
+                assert sorted((r.place, r.player_id) for r in results)[0][0] == 1 and len(results) == 2
+        finally:
+            await locker.close()
+    finally:
+        await drop_database(postgres_server_url, url)
 
 
 async def test_crash_1_a_damaged_newest_snapshot_falls_back_to_the_one_before(

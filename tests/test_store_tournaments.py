@@ -25,6 +25,7 @@ from server.store.tournaments import (
     Result,
     TournamentStatus,
     can_transition,
+    status_path,
     verify_transition,
 )
 
@@ -169,3 +170,20 @@ async def test_entries_rebuys_and_results_are_recorded_with_their_money(
     assert [r.kind for r in await store.tournaments.rebuys("run")] == [RebuyKind.REBUY]
     assert await store.ledger.balance(player_account("cy")) == 5_000 - 1_100 - 1_000 + 2_000
     assert await store.ledger.balance(pool_account("run")) == 0
+
+
+def test_status_path_is_the_shortest_run_of_steps_the_machine_allows() -> None:
+    """What a coordinator records to catch up after a status write that failed."""
+    assert status_path(TournamentStatus.RUNNING, TournamentStatus.RUNNING) == []
+    assert status_path(TournamentStatus.REGISTERING, TournamentStatus.FINISHED) == [
+        TournamentStatus.RUNNING,
+        TournamentStatus.FINISHED,
+    ]
+    assert status_path(TournamentStatus.ANNOUNCED, TournamentStatus.FINISHED) == [
+        TournamentStatus.REGISTERING,
+        TournamentStatus.RUNNING,
+        TournamentStatus.FINISHED,
+    ]
+    assert status_path(TournamentStatus.ANNOUNCED, TournamentStatus.CANCELLED) == [TournamentStatus.CANCELLED]
+    with pytest.raises(StatusTransitionError):
+        status_path(TournamentStatus.FINISHED, TournamentStatus.RUNNING)

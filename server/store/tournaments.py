@@ -82,6 +82,23 @@ def can_transition(current: TournamentStatus, target: TournamentStatus) -> bool:
     return target in TRANSITIONS[current]
 
 
+def status_path(current: TournamentStatus, target: TournamentStatus) -> list[TournamentStatus]:
+    """The shortest run of steps from ``current`` to ``target`` (empty when they are equal): what
+    a writer that missed a step (a status write that failed) records to catch up. Raises
+    ``StatusTransitionError`` when the machine has no way there."""
+    paths: dict[TournamentStatus, list[TournamentStatus]] = {current: []}
+    frontier = [current]
+    while frontier:
+        status = frontier.pop(0)
+        if status is target:
+            return paths[status]
+        for step in sorted(TRANSITIONS[status]):
+            if step not in paths:
+                paths[step] = [*paths[status], step]
+                frontier.append(step)
+    raise StatusTransitionError(f"a tournament that is {current} can never become {target}")
+
+
 @dataclass(frozen=True, slots=True)
 class Tournament:
     id: str
