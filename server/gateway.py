@@ -191,6 +191,7 @@ class Limits:
 
 
 GOODBYE_SECONDS = 1.0  # a session told goodbye is closed once it has left, or after this
+OPERATOR_CHECK_SECONDS = 5.0  # an operator account removed closes its sessions within this
 
 
 @dataclass(slots=True)
@@ -236,6 +237,7 @@ class Session:
         "id",
         "lobby",
         "operator",
+        "operator_id",
         "operator_streams",
         "pinged",
         "player",
@@ -259,6 +261,7 @@ class Session:
         self.id = f"s-{secrets.token_hex(6)}"
         self.player: str | None = None
         self.operator: str | None = None
+        self.operator_id: int | None = None
         self.role: Role | None = None
         self.queue: deque[tuple[int | None, bytes | str]] = deque()  # (table id or None, frame)
         self.scheduled = False  # in the gateway's list of sessions to flush
@@ -481,6 +484,7 @@ class Gateway:
         self.server: Server | None = None
         self._closers: set[asyncio.Task[None]] = set()
         self._beating: asyncio.Task[None] | None = None
+        self._revoking: asyncio.Task[None] | None = None
         self.limits = limits if limits is not None else Limits()
         self.limits.check()
         self.static = StaticFiles()
@@ -539,6 +543,7 @@ class Gateway:
             process_request=self._http,
         )
         self._beating = asyncio.get_running_loop().create_task(self._heartbeat(), name="heartbeat")
+        self._revoking = asyncio.get_running_loop().create_task(self._operators_removed(), name="operators")
         return self.server
 
     async def stop(self) -> None:
@@ -551,6 +556,29 @@ class Gateway:
         self._lobby_subscription.close()
         if self._beating is not None:
             self._beating.cancel()
+        if self._revoking is not None:
+            self._revoking.cancel()
+
+    async def _operators_removed(self) -> None:
+        """An operator account removed (`feltd admin operator remove`, from any process) ends
+        the sessions it opened within ``OPERATOR_CHECK_SECONDS``: a revoked token keeps no power
+        through a connection already logged in. One query for all operator sessions each time."""
+        while True:
+            await asyncio.sleep(OPERATOR_CHECK_SECONDS)
+            sessions = [s for s in self.sessions.values() if s.operator_id is not None and not s.closing]
+            if not sessions:
+                continue
+            try:
+                present = await self.store.players.operators_present(
+                    {s.operator_id for s in sessions if s.operator_id}
+                )
+            except Exception as error:  # the store down, a bug: checked again next time
+                log.warning("operator accounts not checked: %r", error)
+                continue
+            for session in sessions:
+                if session.operator_id not in present and not session.closing:
+                    log.info("session %s: operator %s was removed: closed", session.id, session.operator)
+                    session.close(GoodbyeReason.KICKED, "this operator account was removed")
 
     async def _heartbeat(self) -> None:
         """Every connection is pinged every ``heartbeat_seconds``, and one that has not answered
@@ -961,6 +989,7 @@ class Gateway:
         elif operator is not None:
             session.role = Role.OPERATOR
             session.operator = operator.name
+            session.operator_id = operator.id
         else:
             session.role = Role.OBSERVER
         session.send(

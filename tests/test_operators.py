@@ -29,7 +29,7 @@ from protocol import table_events as te
 from protocol import tournament_events as tev
 from protocol.codec import MSGPACK_SUBPROTOCOL
 from protocol.errors import ErrorCode
-from protocol.kinds import ActionKind, HoldReason, OperatorEventKind, Role, SeatChange
+from protocol.kinds import ActionKind, GoodbyeReason, HoldReason, OperatorEventKind, Role, SeatChange
 
 _T = TypeVar("_T")
 
@@ -705,7 +705,8 @@ async def test_a_player_cannot_answer_for_an_operator(postgres_server_url: str) 
 
 async def test_a_removed_operator_logs_in_no_more(postgres_server_url: str) -> None:
     """`feltd admin operator list` shows the accounts (never a token); `remove` revokes one: its
-    token is refused at the next login, and removing it again is one line and exit 1."""
+    token is refused at the next login, a connection it already opened is told goodbye and
+    closed within seconds (with its event stream), and removing it again is one line and exit 1."""
     async with running_server(postgres_server_url) as harness:
         db = ["--database-url", harness.database_url]
         out = await ok("admin", "operator", "add", "temp", *db)
@@ -714,6 +715,10 @@ async def test_a_removed_operator_logs_in_no_more(postgres_server_url: str) -> N
         assert "temp" in [line.split("\t")[0] for line in listing.splitlines()]
         assert token not in listing
         assert await ok("admin", "tournament", "list", "--url", harness.url, "--token", token) is not None
+        open_before = Stream(Connection(harness.url, token=token))
+        await open_before.start()
+        await open_before.connection.send(op.OpSubscribe(request_id="watch"))
+        await wait_until(lambda: bool(open_before.of(sm.Ack)), 20, "op_subscribe's ack")
         removed = await ok("admin", "operator", "remove", "temp", *db)
         assert "removed" in removed
         assert "temp" not in [
@@ -723,3 +728,9 @@ async def test_a_removed_operator_logs_in_no_more(postgres_server_url: str) -> N
         assert "refused the login" in error, error
         again = await refused(1, "admin", "operator", "remove", "temp", *db)
         assert "no operator is named 'temp'" in again, again
+        await wait_until(lambda: bool(open_before.of(sm.Goodbye)), 20, "the removed operator's goodbye")
+        (goodbye,) = open_before.of(sm.Goodbye)
+        assert goodbye.reason is GoodbyeReason.KICKED and "removed" in goodbye.message
+        assert open_before.task is not None
+        await asyncio.wait_for(open_before.task, 10)  # the server closed it
+        await open_before.close()

@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     listing = actions.add_parser("list", help="every operator account: name and when it was made")
     add_store_arguments(listing)
     remove = actions.add_parser(
-        "remove", help="revoke an operator: its token logs in no more (open connections run until they close)"
+        "remove", help="revoke an operator: its token logs in no more, its open connections close within 5 s"
     )
     remove.add_argument("name", help="the operator's name")
     add_store_arguments(remove)

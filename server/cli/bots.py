@@ -183,6 +183,7 @@ async def _main(args: argparse.Namespace, toml: str | None) -> int:
         else:
             print(line, file=sys.stderr, flush=True)
 
+    # open for the whole run: the run's operator account is removed at its end (``close``)
     async with open_chosen_store(database_choice(args), out=sys.stderr, max_size=4) as store:
         bots = BotsRun(args.url, store)
         try:
@@ -193,20 +194,16 @@ async def _main(args: argparse.Namespace, toml: str | None) -> int:
                 kind=args.kind,
                 prefix=args.prefix,
             )
-        except BaseException:
+            finished = await bots.play(
+                think=think,
+                chaos=chaos,
+                seed=args.seed,
+                progress=show,
+                every=args.progress_every,
+                deadline=args.duration,
+            )
+        finally:
             await bots.close()
-            raise
-    try:
-        finished = await bots.play(
-            think=think,
-            chaos=chaos,
-            seed=args.seed,
-            progress=show,
-            every=args.progress_every,
-            deadline=args.duration,
-        )
-    finally:
-        await bots.close()
     if live:
         print(file=sys.stderr)
     report = bots.report(finished)
@@ -233,19 +230,14 @@ class BotsRun:
         self.tag = ""
 
     async def login(self) -> Control:
-        """The run's operator: made in the database, logged in (once), and removed again."""
+        """The run's operator: made in the database, logged in (once); ``close`` removes it."""
         import secrets
 
         if self.control is None:
             self.tag = secrets.token_hex(3)
             operator = await self.store.players.add_operator(f"bots-{self.tag}")
             self.control = Control(self.url, operator.token)
-            try:
-                await self.control.start()
-            finally:
-                # the token is needed for this one login (the session outlives the account): a
-                # database keeps no operator token from a bots run, whatever becomes of the run
-                await self.store.players.remove_operator(operator.operator.name)
+            await self.control.start()
         return self.control
 
     async def prepare(
@@ -380,6 +372,15 @@ class BotsRun:
     async def close(self) -> None:
         if self.control is not None:
             await self.control.close()
+        if self.tag:
+            import contextlib
+
+            from server.store.errors import StoreError
+
+            # the run's operator token dies with the run: a database keeps no stray operator
+            with contextlib.suppress(StoreError, OSError, TimeoutError):
+                await self.store.players.remove_operator(f"bots-{self.tag}")
+            self.tag = ""
 
 
 class Control:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -160,6 +161,14 @@ class Players:
                 "SELECT id, name, created_at FROM operators ORDER BY id", timeout=self._timeout
             )
         return [Operator(int(row["id"]), row["name"], row["created_at"]) for row in rows]
+
+    async def operators_present(self, ids: Iterable[int]) -> set[int]:
+        """Which of the operator ids still name an account (a removed one is missing)."""
+        async with self._pool.acquire(timeout=self._timeout) as conn:
+            rows = await conn.fetch(
+                "SELECT id FROM operators WHERE id = ANY($1::bigint[])", list(ids), timeout=self._timeout
+            )
+        return {int(row["id"]) for row in rows}
 
     async def remove_operator(self, name: str) -> bool:
         """Revoke an operator: its token opens no connection from now on (connections already
