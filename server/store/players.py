@@ -171,8 +171,8 @@ class Players:
         return {int(row["id"]) for row in rows}
 
     async def remove_operator(self, name: str) -> bool:
-        """Revoke an operator: its token opens no connection from now on (connections already
-        logged in keep their session until they close). False if no operator has that name."""
+        """Revoke an operator: its token opens no connection from now on, and the gateways close
+        the sessions it opened (``Gateway._operators_removed``). False if no such operator."""
         async with self._pool.acquire(timeout=self._timeout) as conn:
             removed = await conn.fetchval(
                 "DELETE FROM operators WHERE name = $1 RETURNING id", name, timeout=self._timeout
