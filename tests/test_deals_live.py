@@ -193,6 +193,12 @@ async def test_final_table_deal_talks_abandon_then_agree(postgres_server_url: st
         shown = await _answer(desk, "show")
         assert isinstance(shown, sm.OpTournament) and shown.tournament.status.value == "finished", shown
         assert {p.player: p.prize_cents for p in shown.players} == proposal
+        # and the database's results table, written with the finished status, says the same
+        stored = await harness.store.tournaments.results(tournament_id)
+        assert {r.player_id: r.prize for r in stored} == proposal
+        assert {r.player_id: r.place for r in stored} == {
+            p: r.place for r in results.results for p in r.players
+        }
         for task in tasks:
             task.cancel()
         await desk.close()
@@ -273,6 +279,12 @@ async def test_a_deal_that_keeps_money_back_plays_on_for_it(postgres_server_url:
             assert await harness.store.ledger.balance(f"player:{name}") == expected, name
         report = await harness.store.ledger.check()
         assert report.ok, report.problems
+        # the end reached the players after the finished status and its results were written
+        stored = {r.player_id: r for r in await harness.store.tournaments.results(tournament_id)}
+        assert {name: r.prize for name, r in stored.items()} == {
+            name: proposal[name] + (kept if name == winner else 0) for name in NAMES
+        }
+        assert stored[winner].place == 1
         for task in tasks:
             task.cancel()
         await desk.close()
