@@ -54,6 +54,12 @@ def test_bench_live_prints_every_figure_for_feltd_and_the_relay(
             "1",
             "--lost-after",
             "1",
+            # short think times, which the bots must follow: 2 tables at the default 1-3 s
+            # would make about 1 action/s
+            "--think-min",
+            "0.05",
+            "--think-max",
+            "0.1",
             "--database-url",
             postgres_server_url,
             "--json",
@@ -90,6 +96,7 @@ def test_bench_live_prints_every_figure_for_feltd_and_the_relay(
         # the bots played: their acts came back as the table's broadcasts
         assert row["actions_per_s"] > 0, (server, row)
         assert row["saturation_actions_per_s"] is not None, (server, row)
+    assert rows["relay"]["actions_per_s"] > 4, rows["relay"]
     # the scratch databases are dropped and nothing is left in the working folder
     assert _bench_databases(postgres_server_url) <= databases_before
     assert list(tmp_path.iterdir()) == [rows_file]

@@ -404,6 +404,9 @@ class Bench:
             time.sleep(2.0)
             result.rss_idle = rss_bytes(server.pid)
             generators = Generators(self.plans(mode, port, players))
+            think = (self.args.think_min, self.args.think_max)
+            # the bots' think time (--think-min/--think-max): before any of them plays
+            generators.send("think", *think)
             answers = generators.ask("connect")
             result.connected = sum(answer[1] for answer in answers)
             result.connect_seconds = max(answer[3] for answer in answers)
@@ -447,7 +450,6 @@ class Bench:
             else:
                 result.seated = result.connected
                 generators.send("start")
-            think = (self.args.think_min, self.args.think_max)
             self.wait_for_play(generators, players)
             time.sleep(self.args.warmup)
             steps = [(think[0] * f, think[1] * f) for f in SATURATION_FACTORS] if saturate else []
