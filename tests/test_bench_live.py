@@ -9,10 +9,13 @@ import json
 import math
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import asyncpg
 import pytest
+
+from server.bench_live.lag import LagProbe
 
 
 def _bench_databases(server_url: str) -> set[str]:
@@ -51,6 +54,12 @@ def test_bench_live_prints_every_figure_for_feltd_and_the_relay(
             "1",
             "--lost-after",
             "1",
+            # short think times, which the bots must follow: 2 tables at the default 1-3 s
+            # would make about 1 action/s
+            "--think-min",
+            "0.05",
+            "--think-max",
+            "0.1",
             "--database-url",
             postgres_server_url,
             "--json",
@@ -66,6 +75,7 @@ def test_bench_live_prints_every_figure_for_feltd_and_the_relay(
     assert "RLIMIT_NOFILE" in out, out
     assert "lean load generator" in out, out
     assert "| players | server | p50 ms | p99 ms | max ms | actions/s | errors |" in out, out
+    assert "generator loop lag p99" in out, out
     assert "| 18 | feltd |" in out and "| 18 | relay |" in out, out
     assert "saturation at 18 players, feltd:" in out and "ratio feltd/relay" in out, out
     rows = {row["server"]: row for row in json.loads(rows_file.read_text())}
@@ -79,11 +89,14 @@ def test_bench_live_prints_every_figure_for_feltd_and_the_relay(
             "server_cpu_pct",
             "server_rss_mib",
             "kib_per_connection",
+            "generator_lag_p99_ms",
+            "generator_lag_max_ms",
         ):
             assert isinstance(row[figure], float) and not math.isnan(row[figure]), (server, figure, row)
         # the bots played: their acts came back as the table's broadcasts
         assert row["actions_per_s"] > 0, (server, row)
         assert row["saturation_actions_per_s"] is not None, (server, row)
+    assert rows["relay"]["actions_per_s"] > 4, rows["relay"]
     # the scratch databases are dropped and nothing is left in the working folder
     assert _bench_databases(postgres_server_url) <= databases_before
     assert list(tmp_path.iterdir()) == [rows_file]
@@ -127,3 +140,16 @@ async def test_the_lean_client_speaks_rfc_6455_with_a_websockets_server() -> Non
         async with serve(echo, "127.0.0.1", 0, subprotocols=["feltd.json.v1"]) as other:  # type: ignore[list-item]
             port = next(iter(other.sockets)).getsockname()[1]
             await lean_ws.connect("127.0.0.1", port, "feltd.msgpack.v1", on_message, closed.append)
+
+
+async def test_the_lag_probe_sees_a_stall_of_the_loop_and_only_in_its_window() -> None:
+    probe = LagProbe(interval=0.005)
+    await asyncio.sleep(0.05)
+    before = time.monotonic()
+    time.sleep(0.1)  # the loop is stopped: the next tick comes at least this late
+    await asyncio.sleep(0.05)
+    after = time.monotonic()
+    probe.stop()
+    stalled = probe.window(before, after)
+    assert max(stalled) >= 0.09, stalled
+    assert all(late < 0.09 for late in probe.window(0.0, before)), probe.window(0.0, before)

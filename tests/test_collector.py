@@ -55,3 +55,32 @@ async def test_survivors_are_frozen_and_a_frozen_cycle_is_reclaimed_by_the_compl
     await asyncio.wait_for(until(lambda: dead() is None), 30)
     complete.cancel()
     assert kept
+
+
+async def test_a_periodic_pass_does_not_walk_the_frozen_objects(
+    restored_collector: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """gc.get_freeze_count() walks the whole permanent generation (a linked list, object by
+    object): at 10,000 players that walk in every 2 s pass stopped the server for 220-290 ms.
+    Only the complete pass, which walks everything anyway, may count the frozen objects."""
+    counted: list[int] = []
+    real = gc.get_freeze_count
+
+    def counting() -> int:
+        counted.append(1)
+        return real()
+
+    monkeypatch.setattr(gc, "get_freeze_count", counting)
+    collector.tune()
+    passes = [0]
+    real_collect = gc.collect
+
+    def collect(generation: int = 2) -> int:
+        passes[0] += 1
+        return real_collect(generation)
+
+    monkeypatch.setattr(gc, "collect", collect)
+    periodic = asyncio.create_task(collector.maintain(period=0.01, thaw_every=3600))
+    await asyncio.wait_for(until(lambda: passes[0] >= 5), 30)
+    periodic.cancel()
+    assert counted == []

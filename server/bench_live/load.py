@@ -27,6 +27,7 @@ from typing import Any
 import msgpack
 
 from server.bench_live import lean_ws
+from server.bench_live.lag import LagProbe
 
 FELTD = "feltd"
 RELAY = "relay"
@@ -233,6 +234,9 @@ class Generator:
         self._registered_all: asyncio.Future[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._tournaments: list[str] = []
+        # how late this process's own loop runs: a measured tail with a late generator loop
+        # beside it is (partly) the generator's, not the server's
+        self.lag = LagProbe()
 
     async def run(self) -> None:
         self.loop.add_reader(self.control.fileno(), self._on_control)
@@ -241,6 +245,7 @@ class Generator:
             await self.done
         finally:
             sweeper.cancel()
+            self.lag.stop()
             self.loop.remove_reader(self.control.fileno())
 
     # -- bookkeeping the bots call ------------------------------------------------------------------
@@ -324,11 +329,12 @@ class Generator:
             "bytes_out": self.sent_bytes,
         }
 
-    def _window(self, start: float, end: float) -> tuple[list[float], Counter[str]]:
+    def _window(self, start: float, end: float) -> tuple[list[float], Counter[str], list[float]]:
+        """The latencies of the acts sent in the window, its errors, and this process's loop lag."""
         sent, latency = self.samples.sent, self.samples.latency
         latencies = [latency[i] for i in range(len(sent)) if start <= sent[i] < end]
         errors = Counter(kind for at, kind in self.samples.errors if start <= at < end)
-        return latencies, errors
+        return latencies, errors, self.lag.window(start, end)
 
     async def _connect_all(self) -> None:
         started = time.monotonic()

@@ -60,6 +60,13 @@ class Window:
     generator_cpu: float  # percent of one core, all generator processes together
     rss: int  # bytes, at the end
     frames_per_second: float  # frames the players received (every player's copy counted)
+    generator_lag: list[float] = field(default_factory=list)  # seconds late, 10 ms ticks, all generators
+
+    def generator_lag_percentile(self, q: float) -> float:
+        if not self.generator_lag:
+            return math.nan
+        ordered = sorted(self.generator_lag)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
     @property
     def actions_per_second(self) -> float:
@@ -353,9 +360,11 @@ class Bench:
             time.sleep(0.1)
         latencies: list[float] = []
         errors: Counter[str] = Counter()
-        for part, part_errors in generators.ask("window", started, ended, timeout=120):
+        lag: list[float] = []
+        for part, part_errors, part_lag in generators.ask("window", started, ended, timeout=120):
             latencies.extend(part)
             errors.update(part_errors)
+            lag.extend(part_lag)
         span = ended - started
         return Window(
             think,
@@ -366,6 +375,7 @@ class Bench:
             100 * (gen1 - gen0) / span,
             rss,
             (frames1 - frames0) / span,
+            lag,
         )
 
     def wait_for_play(self, generators: Generators, players: int) -> None:
@@ -394,6 +404,9 @@ class Bench:
             time.sleep(2.0)
             result.rss_idle = rss_bytes(server.pid)
             generators = Generators(self.plans(mode, port, players))
+            think = (self.args.think_min, self.args.think_max)
+            # the bots' think time (--think-min/--think-max): before any of them plays
+            generators.send("think", *think)
             answers = generators.ask("connect")
             result.connected = sum(answer[1] for answer in answers)
             result.connect_seconds = max(answer[3] for answer in answers)
@@ -437,7 +450,6 @@ class Bench:
             else:
                 result.seated = result.connected
                 generators.send("start")
-            think = (self.args.think_min, self.args.think_max)
             self.wait_for_play(generators, players)
             time.sleep(self.args.warmup)
             steps = [(think[0] * f, think[1] * f) for f in SATURATION_FACTORS] if saturate else []
@@ -489,7 +501,9 @@ def describe(window: Window) -> str:
         f"max {ms(max(window.latencies, default=math.nan))} ms, errors {errors}{detail}, "
         f"frames in {window.frames_per_second:.0f}/s, "
         f"server CPU {window.server_cpu:.0f} %, RSS {window.rss / 2**20:.0f} MiB, "
-        f"generators CPU {window.generator_cpu:.0f} %"
+        f"generators CPU {window.generator_cpu:.0f} %, generator loop lag "
+        f"p99 {ms(window.generator_lag_percentile(0.99))} ms, "
+        f"max {ms(max(window.generator_lag, default=math.nan))} ms"
     )
 
 
@@ -520,6 +534,11 @@ def summary(rounds: list[Round]) -> list[dict[str, Any]]:
                 "errors": max((sum(w.errors.values()) for w in steady), default=0),
                 "server_cpu_pct": median([w.server_cpu for w in steady]),
                 "server_rss_mib": median([w.rss / 2**20 for w in steady]),
+                # how late the generators' own loops ran: a tail they share is not the server's
+                "generator_lag_p99_ms": median([w.generator_lag_percentile(0.99) * 1000 for w in steady]),
+                "generator_lag_max_ms": median(
+                    [max(w.generator_lag, default=math.nan) * 1000 for w in steady]
+                ),
                 "kib_per_connection": median([r.bytes_per_connection / 1024 for r in same]),
                 "saturation_actions_per_s": (
                     median([b.actions_per_second if b is not None else 0.0 for b in best]) if best else None
@@ -540,9 +559,9 @@ def print_table(rows: list[dict[str, Any]]) -> None:
     print()
     print(
         "| players | server | p50 ms | p99 ms | max ms | actions/s | errors | server CPU | server RSS "
-        "| KiB/connection | saturation actions/s (p99 < 50 ms) |"
+        "| KiB/connection | generator lag p99 / max ms | saturation actions/s (p99 < 50 ms) |"
     )
-    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for row in rows:
         saturation = row["saturation_actions_per_s"]
         print(
@@ -550,6 +569,7 @@ def print_table(rows: list[dict[str, Any]]) -> None:
             f"{row['max_ms']:.0f} | {row['actions_per_s']:.0f} | {row['errors']} | "
             f"{row['server_cpu_pct']:.0f} % | "
             f"{row['server_rss_mib']:.0f} MiB | {row['kib_per_connection']:.1f} | "
+            f"{row['generator_lag_p99_ms']:.1f} / {row['generator_lag_max_ms']:.0f} | "
             f"{'-' if saturation is None else f'{saturation:.0f}'} |"
         )
     by_size: dict[int, dict[str, dict[str, Any]]] = {}
