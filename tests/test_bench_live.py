@@ -97,6 +97,12 @@ def test_bench_live_prints_every_figure_for_feltd_and_the_relay(
         assert row["actions_per_s"] > 0, (server, row)
         assert row["saturation_actions_per_s"] is not None, (server, row)
     assert rows["relay"]["actions_per_s"] > 4, rows["relay"]
+    # feltd's tables pause between hands: the bench counts the actions per hand (action_taken
+    # over hand_started copies) and prints the rate that pause bounds; the relay deals no hands
+    assert "actions per hand (bound by the pause between hands: 2 tables x" in out, out
+    assert "its tables' bound from the pause between hands:" in out, out
+    assert rows["feltd"]["pause_bound_actions_per_s"] > 0, rows["feltd"]
+    assert math.isnan(rows["relay"]["pause_bound_actions_per_s"]), rows["relay"]
     # the scratch databases are dropped and nothing is left in the working folder
     assert _bench_databases(postgres_server_url) <= databases_before
     assert list(tmp_path.iterdir()) == [rows_file]

@@ -121,6 +121,7 @@ class Bot:
         if kind == "table_event":
             event = message["event"]
             what = event["type"]
+            self.gen.events[what] += 1
             if what == "action_taken":
                 seat = event["seat"]
                 if seat == self.seat and self.pending_at and message["table_id"] == self.table:
@@ -222,6 +223,9 @@ class Generator:
         self.bots = [Bot(self, index, player, token) for index, player, token in plan.players]
         self.samples = Samples()
         self.received: Counter[str] = Counter()  # frames received, by message type
+        # table events received, by event type: hand_started and action_taken copies give the
+        # actions per hand (both reach every player at the table)
+        self.events: Counter[str] = Counter()
         self.received_bytes = 0  # their payloads (the WebSocket header adds 2-4 bytes a frame)
         self.sent_bytes = 0  # the payloads of the acts sent
         self.think_low = 1.0
@@ -325,6 +329,8 @@ class Generator:
             "eliminated": sum(1 for bot in self.bots if bot.eliminated),
             "answered": len(self.samples.sent),
             "frames": sum(self.received.values()),
+            "hand_started": self.events["hand_started"],
+            "action_taken": self.events["action_taken"],
             "bytes_in": self.received_bytes,
             "bytes_out": self.sent_bytes,
         }

@@ -41,6 +41,7 @@ from engine.tournament.transfers import CASHIER, Reason, Transfer, player_accoun
 from server.bench_live.load import FELTD, RELAY, GeneratorPlan, generator_main, raise_file_limit
 from server.store.connection import open_store
 from server.store.databases import create_database, drop_database, with_database
+from server.table_actor import HAND_GAP_SECONDS
 
 TARGET_P99 = 0.050  # seconds: the saturation run's bound
 SATURATION_FACTORS = (0.5, 0.35, 0.25, 0.18, 0.12, 0.09, 0.06, 0.03, 0.0)  # of the think time, step by step
@@ -61,6 +62,19 @@ class Window:
     rss: int  # bytes, at the end
     frames_per_second: float  # frames the players received (every player's copy counted)
     generator_lag: list[float] = field(default_factory=list)  # seconds late, 10 ms ticks, all generators
+    # feltd: action_taken copies over hand_started copies received in the window (both go to
+    # every player at the table); NaN for the relay, which deals no hands
+    actions_per_hand: float = math.nan
+    tables: int = 0  # feltd: the tables in play (players / 9, rounded up); 0 for the relay
+
+    @property
+    def pause_bound(self) -> float:
+        """The most actions/s feltd's tables can make at think time 0 and no latency at all: each
+        table plays ``actions_per_hand`` actions, then pauses HAND_GAP_SECONDS before the next
+        hand. NaN for the relay, whose bots pass the turn round the table without a pause."""
+        if not self.tables or math.isnan(self.actions_per_hand):
+            return math.nan
+        return self.tables * self.actions_per_hand / HAND_GAP_SECONDS
 
     def generator_lag_percentile(self, q: float) -> float:
         if not self.generator_lag:
@@ -272,6 +286,7 @@ class Bench:
         self.accounts = accounts
         self.log_dir = log_dir
         self.round_number = 0
+        self.tables = 0  # feltd's tables in the round under way (0: the relay)
         self.think_changed_at = 0.0
 
     def say(self, text: str) -> None:
@@ -345,11 +360,13 @@ class Bench:
     ) -> Window:
         """A window of ``seconds`` at ``think``; ``then``: the next step's think time, which
         starts (its warm-up) while this window's last acts are waited for."""
-        frames0 = generators.status().get("frames", 0)
+        status0 = generators.status()
         started, server0, gen0 = time.monotonic(), cpu_seconds(pid), generators.cpu_seconds()
         time.sleep(seconds)
         ended, server1, gen1 = time.monotonic(), cpu_seconds(pid), generators.cpu_seconds()
-        frames1 = generators.status().get("frames", 0)
+        status1 = generators.status()
+        hands = status1.get("hand_started", 0) - status0.get("hand_started", 0)
+        actions = status1.get("action_taken", 0) - status0.get("action_taken", 0)
         rss = rss_bytes(pid)
         if then is not None:
             generators.send("think", *then)
@@ -374,8 +391,10 @@ class Bench:
             100 * (server1 - server0) / span,
             100 * (gen1 - gen0) / span,
             rss,
-            (frames1 - frames0) / span,
+            (status1.get("frames", 0) - status0.get("frames", 0)) / span,
             lag,
+            actions / hands if hands else math.nan,
+            self.tables,
         )
 
     def wait_for_play(self, generators: Generators, players: int) -> None:
@@ -446,9 +465,11 @@ class Bench:
                         break
                     time.sleep(1.0)
                 result.seated = generators.status().get("seated", 0)
+                self.tables = -(-result.seated // 9)
                 self.say(f"feltd: {result.seated} seated")
             else:
                 result.seated = result.connected
+                self.tables = 0
                 generators.send("start")
             self.wait_for_play(generators, players)
             time.sleep(self.args.warmup)
@@ -495,10 +516,17 @@ def ms(seconds: float) -> str:
 def describe(window: Window) -> str:
     errors = sum(window.errors.values())
     detail = f" ({dict(window.errors)})" if errors else ""
+    hands = (
+        ""
+        if math.isnan(window.pause_bound)
+        else f"{window.actions_per_hand:.1f} actions per hand (bound by the pause between hands: "
+        f"{window.tables} tables x {window.actions_per_hand:.1f} / {HAND_GAP_SECONDS:g} s = "
+        f"{window.pause_bound:.0f} actions/s), "
+    )
     return (
         f"think {window.think[0]:g}-{window.think[1]:g} s: {window.actions_per_second:.0f} actions/s, "
         f"p50 {ms(window.percentile(0.5))} ms, p99 {ms(window.percentile(0.99))} ms, "
-        f"max {ms(max(window.latencies, default=math.nan))} ms, errors {errors}{detail}, "
+        f"max {ms(max(window.latencies, default=math.nan))} ms, errors {errors}{detail}, {hands}"
         f"frames in {window.frames_per_second:.0f}/s, "
         f"server CPU {window.server_cpu:.0f} %, RSS {window.rss / 2**20:.0f} MiB, "
         f"generators CPU {window.generator_cpu:.0f} %, generator loop lag "
@@ -549,6 +577,11 @@ def summary(rounds: list[Round]) -> list[dict[str, Any]]:
                     if best
                     else None
                 ),
+                # feltd: the rate its tables cannot pass at think time 0, whatever the CPU (the
+                # pause between hands), from the actions per hand of every saturation step
+                "pause_bound_actions_per_s": (
+                    median([w.pause_bound for r in same for w in r.saturation]) if best else None
+                ),
                 "load": "; ".join(r.load for r in same),
             }
         )
@@ -578,10 +611,16 @@ def print_table(rows: list[dict[str, Any]]) -> None:
             by_size.setdefault(row["players"], {})[row["server"]] = row
     for players, pair in sorted(by_size.items()):
         for server, row in pair.items():
+            bound = row["pause_bound_actions_per_s"]
             print(
                 f"saturation at {players:,} players, {server}: "
                 f"{row['saturation_actions_per_s']:.0f} actions/s with p99 under 50 ms; "
                 f"peak {row['peak_actions_per_s']:.0f} actions/s at any p99"
+                + (
+                    ""
+                    if bound is None or math.isnan(bound)
+                    else f"; its tables' bound from the pause between hands: {bound:.0f} actions/s"
+                )
             )
         if FELTD in pair and RELAY in pair and pair[RELAY]["saturation_actions_per_s"] > 0:
             ratio = pair[FELTD]["saturation_actions_per_s"] / pair[RELAY]["saturation_actions_per_s"]
