@@ -413,7 +413,8 @@ def run_cluster_round(bench: Bench, shape: Shape, players: int, redis_fallback: 
         deadline = time.monotonic() + bench.args.lost_after + 0.5
         while time.monotonic() < deadline and sum(generators.ask("unanswered", ended, timeout=60)):
             time.sleep(0.1)
-        for part, part_errors in generators.ask("window", started, ended, timeout=120):
+        # the generators' loop lag (the third part) is printed by the one-process bench only
+        for part, part_errors, _lag in generators.ask("window", started, ended, timeout=120):
             result.latencies.extend(part)
             result.errors.update(part_errors)
         result.seconds = span = ended - started
