@@ -76,6 +76,21 @@ def _campaign() -> ModuleType:
     return module
 
 
+async def _registering(
+    store: Store, anchor: float, tournament_id: str, players: list[str]
+) -> tuple[float, int, dict[str, tuple[Transfer, ...]]]:
+    """A tournament registering (it starts in an hour), and the server stopped: its clock's time,
+    the journal's last entry and each player's registration transfers (the keys it would take)."""
+    async with _server(store, anchor) as server:
+        start = dt.datetime.fromtimestamp(server.clock.now() + 3600, dt.UTC)
+        await store.tournaments.create_from_toml(tournament_toml(tournament_id, players=9), starts_at=start)
+        await server.load()
+        coordinator = server.coordinators[tournament_id]
+        now = server.clock.now()
+        transfers = {p: tuple(coordinator.director.preview_register(p, now, 100_000)) for p in players}
+        return now, coordinator.seq, transfers
+
+
 def _player(server: FeltServer, token: str, tournament_id: str, seed: int, policy: Policy = steady) -> Player:
     connection = Connection(server.url, token=token, subprotocol=MSGPACK_SUBPROTOCOL)
     return Player(connection, tournament_id, policy, seed)
@@ -190,15 +205,8 @@ async def test_crash_1_a_purchase_whose_money_moved_but_was_never_recorded_is_re
     async with _database(postgres_server_url) as store:
         tokens = await _players(store, ["buyer", "other"])
         anchor = time.time()
-        async with _server(store, anchor) as first:
-            start = dt.datetime.fromtimestamp(first.clock.now() + 3600, dt.UTC)
-            await store.tournaments.create_from_toml(tournament_toml("cut", players=9), starts_at=start)
-            await first.load()
-            coordinator = first.coordinators["cut"]
-            now = first.clock.now()
-            moved = coordinator.director.preview_register("buyer", now, 100_000)
-            unmoved = coordinator.director.preview_register("other", now, 100_000)
-            seq = coordinator.seq
+        now, seq, previews = await _registering(store, anchor, "cut", ["buyer", "other"])
+        moved, unmoved = previews["buyer"], previews["other"]
         # what a crash leaves: two intents written, one purchase's money posted, neither recorded
         for offset, (player, transfers) in enumerate((("buyer", moved), ("other", unmoved)), start=1):
             intent = inputs.Intent(now=now, player=player, purchase="register", transfers=tuple(transfers))
@@ -250,15 +258,8 @@ async def test_crash_1_a_cut_short_purchase_whose_money_never_moved_spends_its_k
     async with _database(postgres_server_url) as store:
         tokens = await _players(store, ["poor", "other"])
         anchor = time.time()
-        async with _server(store, anchor) as first:
-            start = dt.datetime.fromtimestamp(first.clock.now() + 3600, dt.UTC)
-            await store.tournaments.create_from_toml(tournament_toml("spent", players=9), starts_at=start)
-            await first.load()
-            coordinator = first.coordinators["spent"]
-            now = first.clock.now()
-            transfers = coordinator.director.preview_register("poor", now, 100_000)
-            seq = coordinator.seq
-        intent = inputs.Intent(now=now, player="poor", purchase="register", transfers=tuple(transfers))
+        now, seq, previews = await _registering(store, anchor, "spent", ["poor"])
+        intent = inputs.Intent(now=now, player="poor", purchase="register", transfers=previews["poor"])
         await store.journal.append([JournalEntry("spent", seq + 1, now, inputs.encode(intent))])
         withdrawal = Transfer(player_account("poor"), CASHIER, 99_500, "poor:withdrawal", Reason.WITHDRAWAL)
         await store.ledger.post([withdrawal])
@@ -346,14 +347,8 @@ async def test_crash_1_an_open_intent_whose_keys_a_recorded_purchase_used_is_not
     async with _database(postgres_server_url) as store:
         await _players(store, ["kept"])
         anchor = time.time()
-        async with _server(store, anchor) as first:
-            start = dt.datetime.fromtimestamp(first.clock.now() + 3600, dt.UTC)
-            await store.tournaments.create_from_toml(tournament_toml("kept", players=9), starts_at=start)
-            await first.load()
-            coordinator = first.coordinators["kept"]
-            now = first.clock.now()
-            transfers = tuple(coordinator.director.preview_register("kept", now, 100_000))
-            seq = coordinator.seq
+        now, seq, previews = await _registering(store, anchor, "kept", ["kept"])
+        transfers = previews["kept"]
         stale = inputs.Intent(now=now, player="kept", purchase="register", transfers=transfers)
         register = inputs.Register(now=now, player="kept", balance=100_000)
         await store.journal.append(
