@@ -7,6 +7,8 @@ import socket
 import sys
 from pathlib import Path
 
+import asyncpg
+
 
 def feltd_command() -> list[str]:
     """The installed console script when there is one (what a person runs), else the module."""
@@ -33,3 +35,17 @@ async def http_get(url: str) -> str:
     head, _, body = answer.decode().partition("\r\n\r\n")
     assert head.startswith("HTTP/1.1 200"), head
     return body
+
+
+def bench_databases(server_url: str) -> set[str]:
+    """The scratch databases `feltd bench live` makes (and must drop) on that server now."""
+
+    async def names() -> set[str]:
+        conn = await asyncpg.connect(server_url)
+        try:
+            rows = await conn.fetch("SELECT datname FROM pg_database WHERE datname LIKE 'feltd_benchlive%'")
+        finally:
+            await conn.close()
+        return {row["datname"] for row in rows}
+
+    return asyncio.run(names())

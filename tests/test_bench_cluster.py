@@ -4,33 +4,20 @@ the figures come out is checked, never how fast: the machine's speed varies."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import subprocess
 import sys
 from pathlib import Path
 
-import asyncpg
-
-
-def _bench_databases(server_url: str) -> set[str]:
-    async def names() -> set[str]:
-        conn = await asyncpg.connect(server_url)
-        try:
-            rows = await conn.fetch("SELECT datname FROM pg_database WHERE datname LIKE 'feltd_benchlive%'")
-        finally:
-            await conn.close()
-        return {row["datname"] for row in rows}
-
-    return asyncio.run(names())
+from processes import bench_databases
 
 
 def test_bench_live_with_two_workers_and_a_gateway_prints_every_figure(
     postgres_server_url: str, redis_url: str, tmp_path: Path
 ) -> None:
     rows_file = tmp_path / "rows.json"
-    databases_before = _bench_databases(postgres_server_url)
+    databases_before = bench_databases(postgres_server_url)
     result = subprocess.run(
         [
             sys.executable,
@@ -86,5 +73,5 @@ def test_bench_live_with_two_workers_and_a_gateway_prints_every_figure(
     # players' acts went through the gateway, Redis and a worker and came back as broadcasts
     assert row["costs"]["client_frames_per_action"] > 1, row
     assert row["costs"]["redis_bytes_in_per_action"] > 0, row
-    assert _bench_databases(postgres_server_url) <= databases_before
+    assert bench_databases(postgres_server_url) <= databases_before
     assert list(tmp_path.iterdir()) == [rows_file]

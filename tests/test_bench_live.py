@@ -12,29 +12,17 @@ import sys
 import time
 from pathlib import Path
 
-import asyncpg
 import pytest
+from processes import bench_databases
 
 from server.bench_live.lag import LagProbe
-
-
-def _bench_databases(server_url: str) -> set[str]:
-    async def names() -> set[str]:
-        conn = await asyncpg.connect(server_url)
-        try:
-            rows = await conn.fetch("SELECT datname FROM pg_database WHERE datname LIKE 'feltd_benchlive%'")
-        finally:
-            await conn.close()
-        return {row["datname"] for row in rows}
-
-    return asyncio.run(names())
 
 
 def test_bench_live_prints_every_figure_for_feltd_and_the_relay(
     postgres_server_url: str, tmp_path: Path
 ) -> None:
     rows_file = tmp_path / "rows.json"
-    databases_before = _bench_databases(postgres_server_url)
+    databases_before = bench_databases(postgres_server_url)
     result = subprocess.run(
         [
             sys.executable,
@@ -104,7 +92,7 @@ def test_bench_live_prints_every_figure_for_feltd_and_the_relay(
     assert rows["feltd"]["pause_bound_actions_per_s"] > 0, rows["feltd"]
     assert math.isnan(rows["relay"]["pause_bound_actions_per_s"]), rows["relay"]
     # the scratch databases are dropped and nothing is left in the working folder
-    assert _bench_databases(postgres_server_url) <= databases_before
+    assert bench_databases(postgres_server_url) <= databases_before
     assert list(tmp_path.iterdir()) == [rows_file]
 
 
