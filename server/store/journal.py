@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 
 import asyncpg
 
+from server.store.dbconn import DbConnection
 from server.store.errors import FencedOut, JournalError
 from server.store.fencing import Fence, fence_on
-from server.store.histories import HandHistories, HandRecord
+from server.store.histories import HandRecord, save_arguments, save_sql
 
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -37,6 +38,8 @@ _APPEND_SQL = """
 INSERT INTO director_inputs (tournament_id, seq, at, input)
 SELECT * FROM unnest($1::text[], $2::bigint[], $3::float8[], $4::bytea[])
 """
+# the entries and their hands in one statement: one round trip, atomic on its own
+_APPEND_WITH_HANDS_SQL = save_sql(5, f"entries AS ({_APPEND_SQL.strip()}\nRETURNING 0), ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,22 +81,35 @@ class Journal:
         if not entries:
             return
         hands = [hand for entry in entries for hand in entry.hands]
-        async with self._pool.acquire(timeout=self._timeout) as conn, conn.transaction():
-            await fence_on(conn, fences, timeout=self._timeout)
-            try:
-                await conn.execute(
-                    _APPEND_SQL,
-                    [e.tournament_id for e in entries],
-                    [e.seq for e in entries],
-                    [e.at for e in entries],
-                    [e.data for e in entries],
-                    timeout=self._timeout,
-                )
-            except asyncpg.UniqueViolationError:
-                taken = ", ".join(f"{e.tournament_id}#{e.seq}" for e in entries)
-                raise JournalError(f"journal entries already written (two writers?): {taken}") from None
-            if hands:
-                await HandHistories.save_on(conn, hands, timeout=self._timeout)
+        fences = tuple(fences)
+        async with self._pool.acquire(timeout=self._timeout) as conn:
+            if not fences:  # one statement: a transaction of its own, no BEGIN and COMMIT to send
+                await self._insert(conn, entries, hands)
+                return
+            async with conn.transaction():
+                await fence_on(conn, fences, timeout=self._timeout)
+                await self._insert(conn, entries, hands)
+
+    async def _insert(
+        self, conn: DbConnection, entries: Sequence[JournalEntry], hands: list[HandRecord]
+    ) -> None:
+        arguments: list[object] = [
+            [e.tournament_id for e in entries],
+            [e.seq for e in entries],
+            [e.at for e in entries],
+            [e.data for e in entries],
+        ]
+        if hands:
+            arguments.extend(save_arguments(hands))
+        try:
+            await conn.execute(
+                _APPEND_WITH_HANDS_SQL if hands else _APPEND_SQL, *arguments, timeout=self._timeout
+            )
+        except asyncpg.UniqueViolationError as error:
+            if error.table_name not in (None, "director_inputs"):
+                raise  # a hand's (two hands of one id in one write): not a second writer
+            taken = ", ".join(f"{e.tournament_id}#{e.seq}" for e in entries)
+            raise JournalError(f"journal entries already written (two writers?): {taken}") from None
 
     async def entries_after(self, tournament_id: str, seq: int) -> list[tuple[int, float, bytes]]:
         """(seq, at, data) of every entry after ``seq``, in order."""
