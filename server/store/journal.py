@@ -31,6 +31,8 @@ from server.store.dbconn import DbConnection
 from server.store.errors import FencedOut, JournalError
 from server.store.fencing import Fence, fence_on
 from server.store.histories import HandRecord, save_arguments, save_sql
+from server.store.snapshots import TableSnapshot, save_ctes
+from server.store.snapshots import save_arguments as snapshot_arguments
 
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -38,8 +40,21 @@ _APPEND_SQL = """
 INSERT INTO director_inputs (tournament_id, seq, at, input)
 SELECT * FROM unnest($1::text[], $2::bigint[], $3::float8[], $4::bytea[])
 """
-# the entries and their hands in one statement: one round trip, atomic on its own
-_APPEND_WITH_HANDS_SQL = save_sql(5, f"entries AS ({_APPEND_SQL.strip()}\nRETURNING 0), ")
+
+
+def _append_sql(hands: bool, tables: bool) -> str:
+    """The entries, with their hands and tables if any, in one statement: one round trip, atomic
+    on its own. Parameters: the entries' four arrays, then the tables' eight, then the hands'."""
+    ctes = [save_ctes(5)] if tables else []
+    if hands:
+        entries = f"entries AS ({_APPEND_SQL.strip()}\nRETURNING 0)"
+        return save_sql(13 if tables else 5, ", ".join([entries, *ctes]) + ", ")
+    return f"WITH {ctes[0]}\n{_APPEND_SQL.strip()}\n" if ctes else _APPEND_SQL
+
+
+_APPEND_SQLS = {
+    (hands, tables): _append_sql(hands, tables) for hands in (False, True) for tables in (False, True)
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +66,7 @@ class JournalEntry:
     at: float
     data: bytes
     hands: tuple[HandRecord, ...] = ()
+    tables: tuple[TableSnapshot, ...] = ()  # their snapshots as of the entry, in one batch
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,17 +97,22 @@ class Journal:
         if not entries:
             return
         hands = [hand for entry in entries for hand in entry.hands]
+        tables = [table for entry in entries for table in entry.tables]
         fences = tuple(fences)
         async with self._pool.acquire(timeout=self._timeout) as conn:
             if not fences:  # one statement: a transaction of its own, no BEGIN and COMMIT to send
-                await self._insert(conn, entries, hands)
+                await self._insert(conn, entries, hands, tables)
                 return
             async with conn.transaction():
                 await fence_on(conn, fences, timeout=self._timeout)
-                await self._insert(conn, entries, hands)
+                await self._insert(conn, entries, hands, tables)
 
     async def _insert(
-        self, conn: DbConnection, entries: Sequence[JournalEntry], hands: list[HandRecord]
+        self,
+        conn: DbConnection,
+        entries: Sequence[JournalEntry],
+        hands: list[HandRecord],
+        tables: list[TableSnapshot],
     ) -> None:
         arguments: list[object] = [
             [e.tournament_id for e in entries],
@@ -99,12 +120,13 @@ class Journal:
             [e.at for e in entries],
             [e.data for e in entries],
         ]
+        if tables:
+            arguments.extend(snapshot_arguments(tables))
         if hands:
             arguments.extend(save_arguments(hands))
+        sql = _APPEND_SQLS[bool(hands), bool(tables)]
         try:
-            await conn.execute(
-                _APPEND_WITH_HANDS_SQL if hands else _APPEND_SQL, *arguments, timeout=self._timeout
-            )
+            await conn.execute(sql, *arguments, timeout=self._timeout)
         except asyncpg.UniqueViolationError as error:
             if error.table_name not in (None, "director_inputs"):
                 raise  # a hand's (two hands of one id in one write): not a second writer
