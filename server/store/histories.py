@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import asyncpg
+import msgspec
 
 from engine.history.pokerstars import join_hands, own_view
 from server.store.dbconn import DbConnection
@@ -28,6 +29,7 @@ from server.store.postgres_text import is_storable
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_LIMIT = 100
+_ENCODER = msgspec.json.Encoder()
 _TOML_TABLE_HEADER = re.compile(r"^([ \t]*)(\[\[?)", re.MULTILINE)
 
 
@@ -245,7 +247,9 @@ def save_arguments(hands: Sequence[HandRecord]) -> tuple[list[object], ...]:
 
 
 def _players_json(hand: HandRecord) -> str:
-    return json.dumps(
+    # msgspec, not json.dumps (a new JSONEncoder each call): the column is jsonb, which stores
+    # the same value whichever valid JSON spells it
+    return _ENCODER.encode(
         [
             {
                 "seat": p.seat,
@@ -254,9 +258,8 @@ def _players_json(hand: HandRecord) -> str:
                 "final_stack": p.final_stack,
             }
             for p in hand.players
-        ],
-        separators=(",", ":"),
-    )
+        ]
+    ).decode()
 
 
 def _record(row: asyncpg.Record) -> HandRecord:

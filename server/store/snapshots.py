@@ -359,9 +359,11 @@ def save_arguments(snapshots: Sequence[TableSnapshot]) -> tuple[list[object], ..
 
 
 def _seats_json(snapshot: TableSnapshot) -> str:
-    return json.dumps(
-        [[s.seat, s.player_id, s.stack, s.time_banks] for s in snapshot.seats], separators=(",", ":")
-    )
+    # msgspec, not json.dumps (a new JSONEncoder each call): the column is jsonb, which stores
+    # the same value whichever valid JSON spells it
+    return _STATE_ENCODER.encode(
+        [[s.seat, s.player_id, s.stack, s.time_banks] for s in snapshot.seats]
+    ).decode()
 
 
 class _Damaged(Exception):
