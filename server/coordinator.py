@@ -11,8 +11,9 @@ director previews the transfers (the same idempotency keys), the ledger commits 
 ``request_id`` is its idempotency key: the same id again gets the first answer, and moves no
 money twice.
 
-At every hand's end the table's state is saved (``server.store.snapshots``, batched) and the hand's
-history stored (PHH and PokerStars text, with the places of the players who finished in it).
+At every hand's end the table's state (``server.store.snapshots``) and the hand's history (PHH and
+PokerStars text, with the places of the players who finished in it) are stored with the journal
+entry of the hand's result, in its write.
 
 Given a ``fence`` (its worker's lease token, ``server.store.fencing``), every write it makes
 carries it: journal entries and their hands, director snapshots and prunes, table snapshots,
@@ -475,13 +476,18 @@ class Coordinator:
         await self._write(value, hands)
         return commands
 
-    async def _write(self, value: inputs.AnyInput, hands: tuple[HandRecord, ...] = ()) -> None:
-        """Append ``value`` to the journal (with the hands it ends), retrying until it is durable:
-        nothing may happen that a restart would not know about."""
+    async def _write(
+        self,
+        value: inputs.AnyInput,
+        hands: tuple[HandRecord, ...] = (),
+        tables: tuple[StoredTableSnapshot, ...] = (),
+    ) -> None:
+        """Append ``value`` to the journal (with the hands it ends and the tables' states after
+        it), retrying until it is durable: nothing may happen that a restart would not know about."""
         self.seq += 1
         if self.journal is not None:
             self.journal.append(value)
-        entry = JournalEntry(self.config.id, self.seq, value.now, inputs.encode(value), hands)
+        entry = JournalEntry(self.config.id, self.seq, value.now, inputs.encode(value), hands, tables)
         while True:
             try:
                 await self.store.journal_writer.append(entry, fence=self.fence)
@@ -944,8 +950,9 @@ class Coordinator:
                 OpKind.ERROR, f"hand {done.hand_number} at table {done.table_id} refused: {error}", now
             )
             return
-        # the hand's history goes in with its result: stored exactly when the tournament knows it
-        await self._write(value, (self._history(done, commands),))
+        # the hand's history and the table's state go in with its result: stored exactly when the
+        # tournament knows it
+        await self._write(value, (self._history(done, commands),), self._table_state(done.table_id, now))
         await self._dispatch(commands, now, ended=done.table_id)
 
     def _history(self, done: HandDone, commands: list[d.Command]) -> HandRecord:
@@ -1174,8 +1181,6 @@ class Coordinator:
         for deal in deals:
             table = director.table(deal.table_id)
             self._to_table(deal.table_id, Deal(deal, table.snapshot()))
-        if ended is not None and director.has_table(ended):
-            self._save_table(ended, now)
         players = [Account.parse(a).player_id for a in accounts if a.startswith("player:")]
         if players:
             await self._balances(players)
@@ -1445,28 +1450,30 @@ class Coordinator:
             for player in finish.players
         ]
 
-    def _save_table(self, table_id: int, now: float) -> None:
-        table = self.director.table(table_id)
+    def _table_state(self, table_id: int, now: float) -> tuple[StoredTableSnapshot, ...]:
+        """The table's state between hands, to store (none for a table broken or empty)."""
+        director = self.director
+        if not director.has_table(table_id):
+            return ()
+        table = director.table(table_id)
         positions = table.last_positions
         seats = tuple(
-            SeatSnapshot(seated.seat, seated.player, seated.stack, self.director.time_banks(seated.player))
+            SeatSnapshot(seated.seat, seated.player, seated.stack, director.time_banks(seated.player))
             for seated in table.players
         )
         if not seats:
-            return
+            return ()
         stored = StoredTableSnapshot(
             self.config.id,
             table_id,
-            self.director.hands_dealt,
-            self.director.level_index + 1,
+            director.hands_dealt,
+            director.level_index + 1,
             None if positions is None else positions.button,
             seats,
             dt.datetime.fromtimestamp(now, dt.UTC),
             table.snapshot(),
         )
-        self._background(
-            self.store.snapshot_writer.save(stored, fence=self.fence), f"snapshot of table {table_id}"
-        )
+        return (stored,)
 
     def _background(self, work: Awaitable[object], what: str, done: Callable[[], None] | None = None) -> None:
         async def supervised() -> None:

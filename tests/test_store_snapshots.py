@@ -238,3 +238,29 @@ async def test_a_damaged_latest_snapshot_falls_back_to_the_batch_before_with_a_w
         in r.getMessage()
         for r in caplog.records
     ), [r.getMessage() for r in caplog.records]
+
+
+async def test_journal_entries_store_their_tables_in_one_batch_with_their_hands(store: Store) -> None:
+    """A hand's end: its journal entry, its history and its table's state in one write (the
+    coordinator's), with or without hands, in one snapshot batch per write."""
+    from server.store.histories import HandPlayer, HandRecord
+    from server.store.journal import JournalEntry
+
+    hand = HandRecord("sj-h1", "sj", 1, 1, NOW, (HandPlayer(1, "j1", 1000, 1500),), "phh\n", "stars\n")
+    first = table("sj", 1, 1, {"j1": 1500, "j2": 500})
+    await store.journal.append([JournalEntry("sj", 1, 1.0, b"e1", (hand,), (first,))])
+    await store.journal.append([JournalEntry("sj", 2, 2.0, b"e2", (), (table("sj", 2, 1, {"k1": 9}),))])
+    await store.journal.append(
+        [
+            JournalEntry("sj", 3, 3.0, b"e3"),
+            JournalEntry("sj", 4, 4.0, b"e4", (), (table("sj", 1, 2, {"j1": 2000}),)),
+        ]
+    )
+    state = await store.snapshots.load_latest_state("sj")
+    assert state is not None
+    got = {t.table_id: (t.hand_number, {s.player_id: s.stack for s in t.seats}) for t in state.tables}
+    assert got == {1: (2, {"j1": 2000}), 2: (1, {"k1": 9})}, got
+    first_state = await store.snapshots.load_latest_state("sj", at_or_before_batch=state.batch_id - 2)
+    assert first_state is not None and first_state.tables == (first,), first_state
+    assert [seq for seq, _, _ in await store.journal.entries_after("sj", 0)] == [1, 2, 3, 4]
+    assert [h.hand_id for h in await store.histories.by_tournament("sj")] == ["sj-h1"]

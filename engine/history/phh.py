@@ -341,24 +341,17 @@ _FIELD_ORDER = (
 )
 
 
+# TOML's basic-string escapes: the quote, the backslash, and every control character
+_TOML_ESCAPES = {code: f"\\u{code:04x}" for code in (*range(0x20), 0x7F)} | {
+    ord('"'): '\\"',
+    ord("\\"): "\\\\",
+    ord("\n"): "\\n",
+    ord("\t"): "\\t",
+}
+
+
 def _toml_string(text: str) -> str:
-    out = ['"']
-    for char in text:
-        code = ord(char)
-        if char == '"':
-            out.append('\\"')
-        elif char == "\\":
-            out.append("\\\\")
-        elif char == "\n":
-            out.append("\\n")
-        elif char == "\t":
-            out.append("\\t")
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(char)
-    out.append('"')
-    return "".join(out)
+    return f'"{text.translate(_TOML_ESCAPES)}"'
 
 
 def _toml_value(value: object) -> str:

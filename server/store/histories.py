@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import asyncpg
+import msgspec
 
 from engine.history.pokerstars import join_hands, own_view
 from server.store.dbconn import DbConnection
@@ -28,12 +29,19 @@ from server.store.postgres_text import is_storable
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_LIMIT = 100
+_ENCODER = msgspec.json.Encoder()
 _TOML_TABLE_HEADER = re.compile(r"^([ \t]*)(\[\[?)", re.MULTILINE)
 
-_SAVE_SQL = """
-WITH input AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::timestamptz[], $6::text[],
-                         $7::text[], $8::text[])
+
+def save_sql(first: int = 1, prefix: str = "") -> str:
+    """The statement that stores hands (``save_arguments``' eight arrays, as parameters ``first``
+    to ``first + 7``); ``prefix``: more common table expressions to run in the same statement
+    (``server.store.journal`` inserts its entries with their hands in one round trip)."""
+    p = [f"${first + i}" for i in range(8)]
+    return f"""
+WITH {prefix}input AS (
+    SELECT * FROM unnest({p[0]}::text[], {p[1]}::text[], {p[2]}::bigint[], {p[3]}::bigint[],
+                         {p[4]}::timestamptz[], {p[5]}::text[], {p[6]}::text[], {p[7]}::text[])
         AS u(hand_id, tournament_id, table_id, hand_number, finished_at, players, phh, pokerstars)
 ), hands AS (
     INSERT INTO hand_histories (hand_id, tournament_id, table_id, hand_number, finished_at, players, phh,
@@ -47,6 +55,9 @@ INSERT INTO hand_players (hand_id, player_id, finished_at)
 SELECT hands.hand_id, p.value ->> 'player_id', hands.finished_at
   FROM hands CROSS JOIN LATERAL jsonb_array_elements(hands.players) AS p
 """
+
+
+_SAVE_SQL = save_sql()
 
 _COLUMNS = (
     "hand_id, tournament_id, table_id, hand_number, finished_at, players::text AS players, phh, pokerstars"
@@ -108,18 +119,7 @@ class HandHistories:
         conn: DbConnection, hands: Sequence[HandRecord], *, timeout: float = DEFAULT_TIMEOUT_S
     ) -> None:
         """``save`` on a connection the caller holds (inside its transaction)."""
-        await conn.execute(
-            _SAVE_SQL,
-            [h.hand_id for h in hands],
-            [h.tournament_id for h in hands],
-            [h.table_id for h in hands],
-            [h.hand_number for h in hands],
-            [h.finished_at for h in hands],
-            [_players_json(h) for h in hands],
-            [h.phh for h in hands],
-            [h.pokerstars for h in hands],
-            timeout=timeout,
-        )
+        await conn.execute(_SAVE_SQL, *save_arguments(hands), timeout=timeout)
 
     async def get(self, hand_id: str) -> HandRecord:
         """The hand with this id; ``HandHistoryError`` if there is none."""
@@ -232,8 +232,24 @@ def pokerstars_text(hands: Sequence[HandRecord], player: str | None = None) -> s
     return join_hands(own_view(hand.pokerstars, player) for hand in hands)
 
 
+def save_arguments(hands: Sequence[HandRecord]) -> tuple[list[object], ...]:
+    """The eight arrays ``save_sql``'s statement takes for ``hands``."""
+    return (
+        [h.hand_id for h in hands],
+        [h.tournament_id for h in hands],
+        [h.table_id for h in hands],
+        [h.hand_number for h in hands],
+        [h.finished_at for h in hands],
+        [_players_json(h) for h in hands],
+        [h.phh for h in hands],
+        [h.pokerstars for h in hands],
+    )
+
+
 def _players_json(hand: HandRecord) -> str:
-    return json.dumps(
+    # msgspec, not json.dumps (a new JSONEncoder each call): the column is jsonb, which stores
+    # the same value whichever valid JSON spells it
+    return _ENCODER.encode(
         [
             {
                 "seat": p.seat,
@@ -242,9 +258,8 @@ def _players_json(hand: HandRecord) -> str:
                 "final_stack": p.final_stack,
             }
             for p in hand.players
-        ],
-        separators=(",", ":"),
-    )
+        ]
+    ).decode()
 
 
 def _record(row: asyncpg.Record) -> HandRecord:

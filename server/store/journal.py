@@ -27,9 +27,12 @@ from dataclasses import dataclass, field
 
 import asyncpg
 
+from server.store.dbconn import DbConnection
 from server.store.errors import FencedOut, JournalError
 from server.store.fencing import Fence, fence_on
-from server.store.histories import HandHistories, HandRecord
+from server.store.histories import HandRecord, save_arguments, save_sql
+from server.store.snapshots import TableSnapshot, save_ctes
+from server.store.snapshots import save_arguments as snapshot_arguments
 
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -37,6 +40,21 @@ _APPEND_SQL = """
 INSERT INTO director_inputs (tournament_id, seq, at, input)
 SELECT * FROM unnest($1::text[], $2::bigint[], $3::float8[], $4::bytea[])
 """
+
+
+def _append_sql(hands: bool, tables: bool) -> str:
+    """The entries, with their hands and tables if any, in one statement: one round trip, atomic
+    on its own. Parameters: the entries' four arrays, then the tables' eight, then the hands'."""
+    ctes = [save_ctes(5)] if tables else []
+    if hands:
+        entries = f"entries AS ({_APPEND_SQL.strip()}\nRETURNING 0)"
+        return save_sql(13 if tables else 5, ", ".join([entries, *ctes]) + ", ")
+    return f"WITH {ctes[0]}\n{_APPEND_SQL.strip()}\n" if ctes else _APPEND_SQL
+
+
+_APPEND_SQLS = {
+    (hands, tables): _append_sql(hands, tables) for hands in (False, True) for tables in (False, True)
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +66,7 @@ class JournalEntry:
     at: float
     data: bytes
     hands: tuple[HandRecord, ...] = ()
+    tables: tuple[TableSnapshot, ...] = ()  # their snapshots as of the entry, in one batch
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,22 +97,41 @@ class Journal:
         if not entries:
             return
         hands = [hand for entry in entries for hand in entry.hands]
-        async with self._pool.acquire(timeout=self._timeout) as conn, conn.transaction():
-            await fence_on(conn, fences, timeout=self._timeout)
-            try:
-                await conn.execute(
-                    _APPEND_SQL,
-                    [e.tournament_id for e in entries],
-                    [e.seq for e in entries],
-                    [e.at for e in entries],
-                    [e.data for e in entries],
-                    timeout=self._timeout,
-                )
-            except asyncpg.UniqueViolationError:
-                taken = ", ".join(f"{e.tournament_id}#{e.seq}" for e in entries)
-                raise JournalError(f"journal entries already written (two writers?): {taken}") from None
-            if hands:
-                await HandHistories.save_on(conn, hands, timeout=self._timeout)
+        tables = [table for entry in entries for table in entry.tables]
+        fences = tuple(fences)
+        async with self._pool.acquire(timeout=self._timeout) as conn:
+            if not fences:  # one statement: a transaction of its own, no BEGIN and COMMIT to send
+                await self._insert(conn, entries, hands, tables)
+                return
+            async with conn.transaction():
+                await fence_on(conn, fences, timeout=self._timeout)
+                await self._insert(conn, entries, hands, tables)
+
+    async def _insert(
+        self,
+        conn: DbConnection,
+        entries: Sequence[JournalEntry],
+        hands: list[HandRecord],
+        tables: list[TableSnapshot],
+    ) -> None:
+        arguments: list[object] = [
+            [e.tournament_id for e in entries],
+            [e.seq for e in entries],
+            [e.at for e in entries],
+            [e.data for e in entries],
+        ]
+        if tables:
+            arguments.extend(snapshot_arguments(tables))
+        if hands:
+            arguments.extend(save_arguments(hands))
+        sql = _APPEND_SQLS[bool(hands), bool(tables)]
+        try:
+            await conn.execute(sql, *arguments, timeout=self._timeout)
+        except asyncpg.UniqueViolationError as error:
+            if error.table_name not in (None, "director_inputs"):
+                raise  # a hand's (two hands of one id in one write): not a second writer
+            taken = ", ".join(f"{e.tournament_id}#{e.seq}" for e in entries)
+            raise JournalError(f"journal entries already written (two writers?): {taken}") from None
 
     async def entries_after(self, tournament_id: str, seq: int) -> list[tuple[int, float, bytes]]:
         """(seq, at, data) of every entry after ``seq``, in order."""

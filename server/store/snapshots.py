@@ -45,18 +45,38 @@ log = logging.getLogger(__name__)
 _STATE_ENCODER = msgspec.json.Encoder()
 _STATE_DECODER = msgspec.json.Decoder(EngineTableSnapshot)
 
-_SAVE_SQL = """
-WITH batch AS (INSERT INTO snapshot_batches DEFAULT VALUES RETURNING id)
-INSERT INTO table_snapshots (batch_id, tournament_id, table_id, hand_number, level, button, seats, taken_at,
-                             format, state)
-SELECT batch.id, u.tournament_id, u.table_id, u.hand_number, u.level, u.button, u.seats::jsonb, u.taken_at,
+
+def _rows_sql(first: int, batch: str) -> str:
+    """The INSERT of ``save_arguments``' eight arrays (parameters ``first`` to ``first + 7``) into
+    the batch whose id the common table expression ``batch`` returns, in the order given."""
+    p = [f"${first + i}" for i in range(8)]
+    return f"""INSERT INTO table_snapshots (batch_id, tournament_id, table_id, hand_number, level, button,
+                             seats, taken_at, format, state)
+SELECT {batch}.id, u.tournament_id, u.table_id, u.hand_number, u.level, u.button, u.seats::jsonb, u.taken_at,
        CASE WHEN u.state IS NULL THEN 1 ELSE 2 END, u.state::jsonb
-  FROM batch, unnest($1::text[], $2::bigint[], $3::bigint[], $4::int[], $5::int[], $6::text[],
-                     $7::timestamptz[], $8::text[]) WITH ORDINALITY
+  FROM {batch}, unnest({p[0]}::text[], {p[1]}::bigint[], {p[2]}::bigint[], {p[3]}::int[], {p[4]}::int[],
+                     {p[5]}::text[], {p[6]}::timestamptz[], {p[7]}::text[]) WITH ORDINALITY
        AS u(tournament_id, table_id, hand_number, level, button, seats, taken_at, state, n)
- ORDER BY u.n
+ ORDER BY u.n"""
+
+
+_SAVE_SQL = f"""
+WITH batch AS (INSERT INTO snapshot_batches DEFAULT VALUES RETURNING id)
+{_rows_sql(1, "batch")}
 RETURNING id, batch_id
 """
+
+
+def save_ctes(first: int) -> str:
+    """A batch of table snapshots as common table expressions (``snapshot_batch``, then
+    ``snapshot_rows``) for another statement to run with its own writes: ``save_arguments``'
+    eight arrays are its parameters ``first`` to ``first + 7`` (``server.store.journal`` stores
+    the table a hand ended at with the hand, in one round trip)."""
+    return (
+        "snapshot_batch AS (INSERT INTO snapshot_batches DEFAULT VALUES RETURNING id), "
+        f"snapshot_rows AS (\n{_rows_sql(first, 'snapshot_batch')}\nRETURNING id)"
+    )
+
 
 # A loose index scan: walk the tournament's distinct table ids through the index, then take each
 # table's newest snapshot through the same index. Its cost grows with the number of tables, not
@@ -319,8 +339,14 @@ async def save_on(
     conn: DbConnection, snapshots: Sequence[TableSnapshot], *, timeout: float = DEFAULT_TIMEOUT_S
 ) -> SavedSnapshots:
     """``Snapshots.save`` on one connection."""
-    rows = await conn.fetch(
-        _SAVE_SQL,
+    rows = await conn.fetch(_SAVE_SQL, *save_arguments(snapshots), timeout=timeout)
+    # Identity values are drawn in insertion order, which is the ORDER BY of the given order.
+    return SavedSnapshots(int(rows[0]["batch_id"]), tuple(sorted(int(row["id"]) for row in rows)))
+
+
+def save_arguments(snapshots: Sequence[TableSnapshot]) -> tuple[list[object], ...]:
+    """The eight arrays a batch of ``snapshots`` is written with (``save_on``, ``save_ctes``)."""
+    return (
         [s.tournament_id for s in snapshots],
         [s.table_id for s in snapshots],
         [s.hand_number for s in snapshots],
@@ -329,16 +355,15 @@ async def save_on(
         [_seats_json(s) for s in snapshots],
         [s.taken_at for s in snapshots],
         [None if s.state is None else _STATE_ENCODER.encode(s.state).decode() for s in snapshots],
-        timeout=timeout,
     )
-    # Identity values are drawn in insertion order, which is the ORDER BY of the given order.
-    return SavedSnapshots(int(rows[0]["batch_id"]), tuple(sorted(int(row["id"]) for row in rows)))
 
 
 def _seats_json(snapshot: TableSnapshot) -> str:
-    return json.dumps(
-        [[s.seat, s.player_id, s.stack, s.time_banks] for s in snapshot.seats], separators=(",", ":")
-    )
+    # msgspec, not json.dumps (a new JSONEncoder each call): the column is jsonb, which stores
+    # the same value whichever valid JSON spells it
+    return _STATE_ENCODER.encode(
+        [[s.seat, s.player_id, s.stack, s.time_banks] for s in snapshot.seats]
+    ).decode()
 
 
 class _Damaged(Exception):
