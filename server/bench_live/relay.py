@@ -5,7 +5,8 @@ It is what any WebSocket game server must at least do, with no game logic: the p
 is answered by one ``table_event`` ``action_taken`` frame broadcast to the table's connections.
 Measured with the same load generator as feltd, in the same run, it turns the cost of feltd's
 own work into a ratio. ``websockets`` runs with its defaults (keepalive pings every 20 s, no
-compression, as feltd's gateway), on the standard asyncio event loop, as feltd does.
+compression, as feltd's gateway), on the standard asyncio event loop (feltd runs on uvloop when
+it is installed: ``server/event_loop.py``).
 
 Run as ``python -m server.bench_live.relay --port P``; it prints ``relay listening on PORT``.
 """
