@@ -170,7 +170,10 @@ class TableActor:
                     delay = wake - self.clock.now()
                     message = self.inbox.get_nowait()
                     if message is None and delay > 0:
-                        message = await self.inbox.get(within=self.clock.to_wall(delay))
+                        try:
+                            message = await asyncio.wait_for(self.inbox.get(), self.clock.to_wall(delay))
+                        except TimeoutError:
+                            message = None
                 now = self.clock.now()
                 if message is not None:
                     try:

@@ -24,6 +24,7 @@ beside the new ones.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import uuid
@@ -83,7 +84,8 @@ class TableHost:
             message = self.inbox.get_nowait()
             if message is None:
                 wait = max(0.0, next_check - loop.time())
-                message = await self.inbox.get(within=wait)
+                with contextlib.suppress(TimeoutError):
+                    message = await asyncio.wait_for(self.inbox.get(), wait)
             if message is not None:
                 try:
                     await self._handle(message)
