@@ -100,7 +100,7 @@ from protocol.server_messages import (
     Unseated,
     Welcome,
 )
-from server import hand_requests, views
+from server import hand_requests, views, wire
 from server.bus import Bus, BusError, NoSuchAddress, Subscription
 from server.clock import Clock, milliseconds
 from server.messages import (
@@ -209,10 +209,11 @@ class _Following:
 
 @dataclass(slots=True)
 class _FrameCache:
-    """The last published table frames, encoded once per (subprotocol, copy) for every session."""
+    """The last published table frames, encoded and framed (``server.wire``) once per
+    (subprotocol, copy) for every session."""
 
     message: object = None
-    encoded: dict[tuple[str, int], bytes | str] = field(default_factory=dict)
+    encoded: dict[tuple[str, int], bytes] = field(default_factory=dict)
 
 
 class Session:
@@ -220,6 +221,8 @@ class Session:
 
     Its frames are written straight to the connection's transport, a session's frames of one
     turn of the event loop in one write (``Gateway.flush``): no task per session or per frame.
+    The queue holds frames as they go on the wire (``server.wire``): a table's event is framed
+    once for all of its followers.
     Only while the transport's buffer is over websockets' high-water mark (the client does not
     read) do frames wait in ``queue``, and a task (``_drain``) waits for it to empty."""
 
@@ -264,7 +267,7 @@ class Session:
         self.operator: str | None = None
         self.operator_id: int | None = None
         self.role: Role | None = None
-        self.queue: deque[tuple[int | None, bytes | str]] = deque()  # (table id or None, frame)
+        self.queue: deque[tuple[int | None, bytes]] = deque()  # (table id or None, wire frame)
         self.scheduled = False  # in the gateway's list of sessions to flush
         self.draining: asyncio.Task[None] | None = None  # waits for a full transport buffer
         # set once closing and what could be sent has been written (made when closing)
@@ -299,6 +302,11 @@ class Session:
             self.gateway.counted_error(self, message)
 
     def enqueue(self, frame: bytes | str, table_id: int | None = None) -> None:
+        """Queue one message's encoded payload."""
+        self.put(wire.frame(frame), table_id)
+
+    def put(self, frame: bytes, table_id: int | None = None) -> None:
+        """Queue one frame as it goes on the wire (``server.wire``)."""
         if self.closing:
             return
         full = len(self.queue) >= self.gateway.limits.max_queued_frames
@@ -355,26 +363,24 @@ class Session:
 
     def _write(self) -> None:
         """The queued frames in one write to the transport, up to its high-water mark (at least
-        one frame: past the mark the transport pauses us)."""
+        one frame: past the mark the transport pauses us), after anything ``websockets`` itself
+        has still to send."""
         websocket = self.websocket
         queue = self.queue
-        protocol = websocket.protocol
         transport = websocket.transport
         room = websocket.write_limit_high - transport.get_write_buffer_size()
-        metrics = self.gateway.metrics
+        chunks = websocket.protocol.data_to_send()
         written = 0
+        frames = 0
         while queue and (written == 0 or written < room):
             frame = queue.popleft()[1]
-            if isinstance(frame, str):
-                frame = frame.encode()
-                protocol.send_text(frame)
-            else:
-                protocol.send_binary(frame)
+            chunks.append(frame)
             written += len(frame)
-            metrics.frames_out += 1
+            frames += 1
+        metrics = self.gateway.metrics
+        metrics.frames_out += frames
         metrics.bytes_out += written
-        data = protocol.data_to_send()
-        transport.write(data[0] if len(data) == 1 else b"".join(data))
+        transport.write(chunks[0] if len(chunks) == 1 else b"".join(chunks))
 
     async def _drain(self) -> None:
         """The transport's buffer is full: wait (``send_timeout`` at most each time) for the
@@ -414,7 +420,7 @@ class Session:
         """Say goodbye and close (after what is queued)."""
         if self.closing:
             return
-        self.queue.append((None, self.codec.encode(Goodbye(reason=reason, message=text))))
+        self.queue.append((None, wire.frame(self.codec.encode(Goodbye(reason=reason, message=text)))))
         self.closing = True
         self.close_code, self.close_reason = reason.close_code, reason.value
         if not self.scheduled and self.draining is None:
@@ -1152,8 +1158,8 @@ class Gateway:
             key = (session.codec.subprotocol, id(copy))
             frame = cache.encoded.get(key)
             if frame is None:
-                frame = cache.encoded[key] = session.codec.encode(copy)
-            session.enqueue(frame, table_id)
+                frame = cache.encoded[key] = wire.frame(session.codec.encode(copy))
+            session.put(frame, table_id)
         elif isinstance(message, ToSession):
             session.send(message.message, table_id)
 
@@ -1227,12 +1233,12 @@ class Gateway:
         if not isinstance(message, LobbyUpdate):
             return
         self.lobby[message.tournament.tournament_id] = message.tournament
-        encoded: dict[str, bytes | str] = {}
+        encoded: dict[str, bytes] = {}
         for session in self.lobby_sessions:
             frame = encoded.get(session.codec.subprotocol)
             if frame is None:
-                frame = encoded[session.codec.subprotocol] = session.codec.encode(message)
-            session.enqueue(frame)
+                frame = encoded[session.codec.subprotocol] = wire.frame(session.codec.encode(message))
+            session.put(frame)
 
 
 # the frames docs/protocol.md calls refused: unread, or read and pointless
