@@ -14,6 +14,7 @@ messages published or sent by one part arrive in the order they were given.
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Callable
 from typing import Protocol
 
@@ -33,29 +34,54 @@ class NoSuchAddress(BusError):
 
 
 class Inbox:
-    """One reader's bounded queue of messages."""
+    """One reader's bounded queue of messages.
+
+    Its reader waits with ``get(within=...)``: one future and one timer per wait, where
+    ``asyncio.wait_for`` made a task as well, for every message a table actor read."""
 
     def __init__(self, address: str, capacity: int) -> None:
         self.address = address
-        self._queue: asyncio.Queue[object] = asyncio.Queue(capacity)
+        self.capacity = capacity
+        self._messages: deque[object] = deque()
+        self._waiter: asyncio.Future[None] | None = None
 
     def put(self, message: object) -> None:
-        try:
-            self._queue.put_nowait(message)
-        except asyncio.QueueFull:
-            raise BusFull(f"{self.address} is full ({self._queue.maxsize} messages waiting)") from None
+        if len(self._messages) >= self.capacity:
+            raise BusFull(f"{self.address} is full ({self.capacity} messages waiting)")
+        self._messages.append(message)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
-    async def get(self) -> object:
-        return await self._queue.get()
+    async def get(self, within: float | None = None) -> object | None:
+        """The next message; ``None`` when none came ``within`` seconds (without it, it waits
+        for one however long it takes)."""
+        if not self._messages:
+            if self._waiter is not None:
+                raise RuntimeError(f"{self.address} has a reader already waiting")
+            loop = asyncio.get_running_loop()
+            waiter = self._waiter = loop.create_future()
+            timer = None if within is None else loop.call_later(within, _wake, waiter)
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+                if timer is not None:
+                    timer.cancel()
+            if not self._messages:
+                return None
+        return self._messages.popleft()
 
     def get_nowait(self) -> object | None:
-        try:
-            return self._queue.get_nowait()
-        except asyncio.QueueEmpty:
-            return None
+        return self._messages.popleft() if self._messages else None
 
     def __len__(self) -> int:
-        return self._queue.qsize()
+        return len(self._messages)
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 class _Unsubscribing(Protocol):

@@ -433,12 +433,7 @@ class Coordinator:
                         message = await self.inbox.get()
                     elif delay is None or delay > 0:
                         wall = self.clock.to_wall(delay) if delay is not None else HOST_CHECK_SECONDS
-                        try:
-                            message = await asyncio.wait_for(
-                                self.inbox.get(), wall if limit is None else min(wall, limit)
-                            )
-                        except TimeoutError:
-                            message = None
+                        message = await self.inbox.get(within=wall if limit is None else min(wall, limit))
                 now = self.clock.now()
                 if message is not None:
                     await self._handle(message, now)

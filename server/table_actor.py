@@ -170,10 +170,7 @@ class TableActor:
                     delay = wake - self.clock.now()
                     message = self.inbox.get_nowait()
                     if message is None and delay > 0:
-                        try:
-                            message = await asyncio.wait_for(self.inbox.get(), self.clock.to_wall(delay))
-                        except TimeoutError:
-                            message = None
+                        message = await self.inbox.get(within=self.clock.to_wall(delay))
                 now = self.clock.now()
                 if message is not None:
                     try:

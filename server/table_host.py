@@ -24,7 +24,6 @@ beside the new ones.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import uuid
@@ -84,8 +83,7 @@ class TableHost:
             message = self.inbox.get_nowait()
             if message is None:
                 wait = max(0.0, next_check - loop.time())
-                with contextlib.suppress(TimeoutError):
-                    message = await asyncio.wait_for(self.inbox.get(), wait)
+                message = await self.inbox.get(within=wait)
             if message is not None:
                 try:
                     await self._handle(message)
