@@ -57,30 +57,40 @@ async def test_survivors_are_frozen_and_a_frozen_cycle_is_reclaimed_by_the_compl
     assert kept
 
 
-async def test_a_periodic_pass_does_not_walk_the_frozen_objects(
+async def test_a_periodic_pass_walks_nothing_it_only_freezes(
     restored_collector: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """gc.get_freeze_count() walks the whole permanent generation (a linked list, object by
-    object): at 10,000 players that walk in every 2 s pass stopped the server for 220-290 ms.
-    Only the complete pass, which walks everything anyway, may count the frozen objects."""
-    counted: list[int] = []
-    real = gc.get_freeze_count
+    """A periodic pass is a freeze: no collection (a young one found nothing in 231 passes at
+    3,500 actions/s and paused the loop 7.6 ms each) and no count of the frozen objects
+    (gc.get_freeze_count() walks the whole permanent generation, object by object: at 10,000
+    players that walk in every 2 s pass stopped the server for 220-290 ms). Only the complete
+    pass walks anything."""
+    walks: list[str] = []
+    real_count, real_collect, real_freeze = gc.get_freeze_count, gc.collect, gc.freeze
 
     def counting() -> int:
-        counted.append(1)
-        return real()
-
-    monkeypatch.setattr(gc, "get_freeze_count", counting)
-    collector.tune()
-    passes = [0]
-    real_collect = gc.collect
+        walks.append("count")
+        return real_count()
 
     def collect(generation: int = 2) -> int:
-        passes[0] += 1
+        walks.append(f"collect {generation}")
         return real_collect(generation)
 
+    freezes = [0]
+
+    def freeze() -> None:
+        freezes[0] += 1
+        real_freeze()
+
+    collector.tune()
+    monkeypatch.setattr(gc, "get_freeze_count", counting)
     monkeypatch.setattr(gc, "collect", collect)
+    monkeypatch.setattr(gc, "freeze", freeze)
     periodic = asyncio.create_task(collector.maintain(period=0.01, thaw_every=3600))
-    await asyncio.wait_for(until(lambda: passes[0] >= 5), 30)
+    await asyncio.wait_for(until(lambda: freezes[0] >= 5), 30)
     periodic.cancel()
-    assert counted == []
+    assert walks == []
+    # the complete pass does walk: it is what reclaims the frozen cycles
+    complete = asyncio.create_task(collector.maintain(period=0.01, thaw_every=0))
+    await asyncio.wait_for(until(lambda: "collect 2" in walks), 30)
+    complete.cancel()
