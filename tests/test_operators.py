@@ -505,8 +505,9 @@ async def test_pause_resume_and_cancel_a_live_bot_tournament(postgres_server_url
         level_end = _state(desk).next_level_ms
         assert level_end is not None
 
-        await command(op.OpTournamentPause(request_id="pause", tournament_id=tournament_id))
+        # marked before the command: its tables may say they are held before its ack comes
         mark = len(desk.received)
+        await command(op.OpTournamentPause(request_id="pause", tournament_id=tournament_id))
         await wait_until(
             lambda: all(_held_after(desk, t, mark) is not None for t in table_ids), 60, "every table held"
         )
@@ -518,8 +519,8 @@ async def test_pause_resume_and_cancel_a_live_bot_tournament(postgres_server_url
             after = [m for m in desk.received[held:] if _is(m, te.HandStarted, table_id)]
             assert after == [], f"table {table_id} dealt while paused"
 
-        await command(op.OpTournamentResume(request_id="resume", tournament_id=tournament_id))
         mark = len(desk.received)
+        await command(op.OpTournamentResume(request_id="resume", tournament_id=tournament_id))
         await wait_until(
             lambda: all(any(_is(m, te.HandStarted, t) for m in desk.received[mark:]) for t in table_ids),
             60,
