@@ -103,6 +103,7 @@ from protocol.server_messages import (
 from server import hand_requests, views, wire
 from server.bus import Bus, BusError, NoSuchAddress, Subscription
 from server.clock import Clock, milliseconds
+from server.direct import DirectConnection
 from server.messages import (
     LOBBY,
     OPERATIONS,
@@ -246,6 +247,7 @@ class Session:
         "pinged",
         "player",
         "queue",
+        "reading",
         "refilled",
         "refused",
         "resume",
@@ -289,6 +291,9 @@ class Session:
         self.refilled = time.monotonic()
         self.closing = False
         self.pinged = b""  # the payload of the heartbeat's last ping
+        # done when the handler should stop waiting for the logged-in connection's frames (it
+        # closes, or the session says goodbye): made when it starts waiting
+        self.reading: asyncio.Future[None] | None = None
 
     @property
     def caller(self) -> Caller:
@@ -425,7 +430,13 @@ class Session:
         self.close_code, self.close_reason = reason.close_code, reason.value
         if not self.scheduled and self.draining is None:
             self.gateway.schedule_flush(self)
+        self.stop_reading()
         self.gateway.closing(self)
+
+    def stop_reading(self, _: object = None) -> None:
+        reading = self.reading
+        if reading is not None and not reading.done():
+            reading.set_result(None)
 
     # -- what the bus brings ------------------------------------------------------------------------
 
@@ -521,7 +532,7 @@ class Gateway:
     async def start(self, host: str, port: int) -> Server:
         gateway = self
 
-        class Counted(ServerConnection):
+        class Counted(DirectConnection):
             """Past ``max_connections + max_opening`` TCP connections (sessions and upgrades
             under way), a new one is dropped as it is accepted: a flood of connections that
             never send a request costs no more than that many."""
@@ -694,10 +705,23 @@ class Gateway:
         except TimeoutError:
             session.close(GoodbyeReason.HELLO_TIMEOUT, f"send hello within {hello_timeout:g} s")
             return
-        async for frame in websocket:
+        # what the client sent right behind its hello, the usual way; then each frame as it
+        # comes (server.direct), until the connection closes or the session says goodbye
+        while len(websocket.recv_messages.frames):
+            frame = await websocket.recv()
             self._frame(session, frame, time.perf_counter())
             if session.closing:
                 return
+        assert isinstance(websocket, DirectConnection)  # what Gateway.start serves
+        reading = session.reading = asyncio.get_running_loop().create_future()
+        websocket.connection_lost_waiter.add_done_callback(session.stop_reading)
+        websocket.reader = lambda frame: self._read(session, frame)
+        await reading
+
+    def _read(self, session: Session, frame: bytes | str) -> None:
+        """A logged-in session's frame, as it arrived; those after its goodbye are dropped."""
+        if not session.closing:
+            self._frame(session, frame, time.perf_counter())
 
     def closing(self, session: Session) -> None:
         """``session`` said goodbye: its handler closes it once the goodbye has left (or, for a
