@@ -481,6 +481,17 @@ async def _browse(
             assert [r["table_id"] for r in hellos[1]["resume"]] == [moved[0]], hellos[1]
             await _play(hero, frames, 1, 30, done)
 
+            # a click while the connection is down (its reconnect waits at least 0.5 s) is sent
+            # once the connection is back, not lost
+            harness.server.gateway.by_player[HERO].websocket.transport.abort()
+            await hero.wait_for_selector("#link-status[data-status=reconnecting]", timeout=15000)
+            await hero.click("#sit-out")
+            await hero.wait_for_selector("#link-status[data-status=on]", timeout=15000)
+            await hero.wait_for_selector("#felt .seat.me.away", timeout=15000)
+            assert [f["type"] for f in frames.sent].count("sit_out") == 2, "the second sit_out was lost"
+            await hero.click("#sit-in")
+            await hero.wait_for_selector("#felt .seat.me:not(.away)")
+
             # the tournament view: the state, the payouts, the chart of the leaders
             await hero.click("#tabs a[data-view=tournament]")
             await hero.wait_for_selector("#t-players-left:has-text(' of 9')")

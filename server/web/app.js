@@ -35,7 +35,7 @@ let ws = null;
 let wanted = false; // the user wants to be connected (a drop reconnects)
 let retries = 0;
 let requestCounter = 0;
-const pending = new Map(); // request_id -> {message, resolve, reject, resend}
+const pending = new Map(); // request_id -> {message, resolve, reject, resend, unsent}
 const clock = { server: 0, local: 0, rate: 1, first: null };
 let pingTimer = null;
 
@@ -69,13 +69,15 @@ function send(message) {
 }
 
 // A request with a request_id: resolved by its ack (or its op_ answer), rejected by its error.
-// Money requests and acts are idempotent by their ids, so they are sent again after a reconnect.
+// Money requests and acts are idempotent by their ids, so they are sent again after a reconnect;
+// a request made while the connection was down (a click during a reconnect) never left, so it
+// goes once the connection is back instead of being lost.
 function request(message, { resend = false } = {}) {
   const id = message.request_id ?? message.action_id ?? newId(message.type);
   if (message.type !== "act" && !message.request_id) message.request_id = id;
   return new Promise((resolve, reject) => {
-    pending.set(id, { message, resolve, reject, resend });
-    send(message);
+    pending.set(id, { message, resolve, reject, resend, unsent: false });
+    if (!send(message)) pending.get(id).unsent = true;
   });
 }
 
@@ -206,8 +208,9 @@ function onWelcome(m) {
   pingTimer = setInterval(() => send({ type: "ping", nonce: ++nonce }), 2000);
   send({ type: "lobby_subscribe" });
   for (const [id, p] of pending) {
-    if (p.resend) send(p.message);
-    else {
+    if (p.resend || p.unsent) {
+      p.unsent = !send(p.message);
+    } else {
       pending.delete(id);
       p.reject({ code: "connection_lost", message: "the connection dropped before the answer" });
     }
