@@ -754,6 +754,15 @@ class Gateway:
         for subscription in session.subscriptions:
             subscription.close()
         self.lobby_sessions.discard(session)
+        # what points back at the session goes, so that reference counting frees it and its
+        # connection: the collector's periodic pass only freezes (server/collector.py), and a
+        # cycle would wait for the complete pass, 15 minutes
+        session.tournaments.clear()
+        session.operator_streams.clear()
+        session.subscriptions.clear()
+        session.reading = None
+        if isinstance(session.websocket, DirectConnection):
+            session.websocket.reader = None
 
     # -- frames -----------------------------------------------------------------------------------
 

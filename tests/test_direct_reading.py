@@ -5,8 +5,10 @@ the closes ``websockets`` itself makes for text that is not UTF-8 and for too ma
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 
-from server_harness import running_server
+from server_harness import running_server, tournament_toml
 from test_hostile_clients import decode, next_message, open_raw, say_hello, until_closed
 from websockets.asyncio.client import ClientConnection
 
@@ -82,3 +84,41 @@ async def test_too_many_fragments_close_1009(postgres_server_url: str) -> None:
         await ws.send([b""] * (MAX_FRAGMENTS + 5))
         _, code = await until_closed(ws)
         assert code == 1009
+
+
+async def test_a_closed_session_is_freed_without_the_cycle_collector(postgres_server_url: str) -> None:
+    """The collector's periodic pass only freezes (server/collector.py): a session left in a
+    reference cycle when its connection closes would wait for the complete pass, 15 minutes, so
+    one client opening and closing connections could hold ~10 KB each that long. Closed, a
+    session (and its connection) must go by reference counting alone."""
+    async with running_server(postgres_server_url) as harness:
+        gateway = harness.server.gateway
+        token = (await harness.store.players.add("churn", player_id="churn")).token
+        tournament_id = await harness.create(tournament_toml("churn", players=9), starts_in=3600)
+        refs: list[weakref.ref[object]] = []
+        gc.collect()
+        gc.disable()
+        try:
+            # an observer, a player, a player following a tournament
+            for round_ in range(3):
+                ws = await open_raw(harness)
+                await say_hello(ws, token if round_ else None)
+                if round_ == 2:
+                    follow = cm.TournamentSubscribe(tournament_id=tournament_id, request_id="t")
+                    await ws.send(MSGPACK.encode(follow))
+                await ws.send(MSGPACK.encode(cm.Ping(nonce=round_)))
+                assert await pongs(ws, 1) == [round_]
+                (session,) = gateway.sessions.values()
+                refs.append(weakref.ref(session))
+                refs.append(weakref.ref(session.websocket))
+                del session
+                await ws.close()
+                deadline = asyncio.get_running_loop().time() + 10
+                while gateway.sessions or harness.server.gateway.metrics.connections:
+                    assert asyncio.get_running_loop().time() < deadline, "the session was not closed"
+                    await asyncio.sleep(0.01)
+            await asyncio.sleep(0.2)  # the handler tasks finish and are released
+            alive = [type(ref()).__name__ for ref in refs if ref() is not None]
+            assert alive == [], f"kept alive by reference cycles: {alive}"
+        finally:
+            gc.enable()
