@@ -45,6 +45,8 @@ class DirectConnection(ServerConnection):
 
     def process_event(self, event: Event) -> None:
         reader = self.reader
+        if self._failing is not None and isinstance(event, Frame) and event.opcode in _DATA:
+            return  # failed: nothing more is read (queued, it would wait for a recv never made)
         if reader is None or not isinstance(event, Frame) or event.opcode not in _DATA:
             super().process_event(event)
             return
