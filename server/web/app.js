@@ -35,7 +35,7 @@ let ws = null;
 let wanted = false; // the user wants to be connected (a drop reconnects)
 let retries = 0;
 let requestCounter = 0;
-const pending = new Map(); // request_id -> {message, resolve, reject, resend, unsent}
+const pending = new Map(); // request_id -> {message, resolve, reject, resend, unsent: when made if not sent, else null}
 const clock = { server: 0, local: 0, rate: 1, first: null };
 let pingTimer = null;
 
@@ -69,16 +69,33 @@ function send(message) {
 }
 
 // A request with a request_id: resolved by its ack (or its op_ answer), rejected by its error.
-// Money requests and acts are idempotent by their ids, so they are sent again after a reconnect;
-// a request made while the connection was down (a click during a reconnect) never left, so it
-// goes once the connection is back instead of being lost.
+// Money requests and acts are idempotent by their ids, so they are sent again after a reconnect.
+// A request made while the connection is down (a click during a reconnect) never left: it goes
+// once the connection is back, if that is within UNSENT_MS (later, the table or the tournament
+// may have moved on: it is refused as connection_lost), and at most UNSENT_MAX of them wait.
+const UNSENT_MS = 10000;
+const UNSENT_MAX = 8;
+
 function request(message, { resend = false } = {}) {
   const id = message.request_id ?? message.action_id ?? newId(message.type);
   if (message.type !== "act" && !message.request_id) message.request_id = id;
   return new Promise((resolve, reject) => {
-    pending.set(id, { message, resolve, reject, resend, unsent: false });
-    if (!send(message)) pending.get(id).unsent = true;
+    if (send(message)) {
+      pending.set(id, { message, resolve, reject, resend, unsent: null });
+      return;
+    }
+    const waiting = [...pending.values()].filter((p) => p.unsent !== null).length;
+    if (!wanted || waiting >= UNSENT_MAX) {
+      reject({ code: "connection_lost", message: "not connected; try again once the connection is back" });
+      return;
+    }
+    pending.set(id, { message, resolve, reject, resend, unsent: performance.now() });
   });
+}
+
+function dropPending(text) {
+  for (const p of pending.values()) p.reject({ code: "connection_lost", message: text });
+  pending.clear();
 }
 
 function connect() {
@@ -124,6 +141,8 @@ function disconnect() {
   wanted = false;
   if (ws) ws.close(1000, "log out");
   ws = null;
+  // nothing made for this login may leave as the next one
+  dropPending("logged out before the answer");
 }
 
 function setLink(status) {
@@ -207,9 +226,12 @@ function onWelcome(m) {
   let nonce = 0;
   pingTimer = setInterval(() => send({ type: "ping", nonce: ++nonce }), 2000);
   send({ type: "lobby_subscribe" });
+  const now = performance.now();
   for (const [id, p] of pending) {
-    if (p.resend || p.unsent) {
-      p.unsent = !send(p.message);
+    const fresh = p.unsent !== null && now - p.unsent <= UNSENT_MS;
+    if (p.resend || fresh) {
+      send(p.message);
+      p.unsent = null;
     } else {
       pending.delete(id);
       p.reject({ code: "connection_lost", message: "the connection dropped before the answer" });
