@@ -67,6 +67,7 @@ class Metrics:
             f"feltd_frames_in_total {self.frames_in}",
             "# TYPE feltd_frames_out_total counter",
             f"feltd_frames_out_total {self.frames_out}",
+            "# HELP feltd_bytes_out_total Bytes of data frames written, WebSocket headers included.",
             "# TYPE feltd_bytes_out_total counter",
             f"feltd_bytes_out_total {self.bytes_out}",
             "# HELP feltd_send_queue_drops_total Frames dropped for clients that did not read (resynced).",
