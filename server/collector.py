@@ -5,8 +5,8 @@ tables stops for a full collection whenever the objects that survived since the 
 a quarter of the long-lived ones; each full pass walks every tracked object of every
 connection, table and hand, and at 5,000 players that stalled the event loop for up to a second
 (docs/benchmarks.md, "bench live"). Reference counting frees almost everything the server makes;
-the cycle collector is only needed for the few cycles (sessions and their listeners, tasks and
-their exceptions), and those can wait.
+the cycle collector is only needed for the few cycles (tasks and their exceptions, in rare
+paths), and those can wait.
 
 So: young collections run less often (``young`` allocations, not 700), automatic full
 collections are off, and every ``period`` seconds everything alive is frozen (``gc.freeze``:
@@ -15,8 +15,8 @@ keeps the young and middle generations, and the automatic collections of them, s
 periodic pass collects nothing: at 3,000 players and ~3,500 actions/s a young collection before
 each freeze found 0 unreachable objects in 231 passes (58 s), while it paused the loop 7.6 ms on
 average (at most 26) four times a second, 5 % of the server's CPU (py-spy). Reference counting
-frees what the server makes; the few cycles (a task and its exception, a session and its
-listeners) wait, frozen, for a complete pass (``gc.unfreeze``, a full collection, freeze again)
+frees what the server makes (a closed session too: the gateway breaks its cycles); the few
+cycles left wait, frozen, for a complete pass (``gc.unfreeze``, a full collection, freeze again)
 every ``thaw_every`` seconds, the one long pause (it walks every object), made rare.
 """
 
