@@ -89,9 +89,12 @@ class DirectConnection(ServerConnection):
         self.reader = None
         self._fragments = None
         if self._failing is None:
-            self._failing = self.loop.create_task(self._fail(code, reason))
+            self._failing = self.loop.create_task(fail(self, code, reason))
 
-    async def _fail(self, code: CloseCode, reason: str) -> None:
-        with contextlib.suppress(ConnectionClosed):
-            async with self.send_context():
-                self.protocol.fail(code, reason)
+
+async def fail(websocket: ServerConnection, code: CloseCode, reason: str) -> None:
+    """What ``websockets`` does when it cannot go on with a connection: close with ``code``,
+    then drop the TCP connection after ``close_timeout`` if the close handshake does not finish."""
+    with contextlib.suppress(ConnectionClosed):
+        async with websocket.send_context():
+            websocket.protocol.fail(code, reason)

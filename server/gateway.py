@@ -103,7 +103,7 @@ from protocol.server_messages import (
 from server import hand_requests, views, wire
 from server.bus import Bus, BusError, NoSuchAddress, Subscription
 from server.clock import Clock, milliseconds
-from server.direct import DirectConnection
+from server.direct import DirectConnection, fail
 from server.messages import (
     LOBBY,
     OPERATIONS,
@@ -625,7 +625,8 @@ class Gateway:
                 if websocket.protocol.state is not OPEN:
                     continue
                 if session.pinged and session.pinged in websocket.pending_pings:
-                    task = loop.create_task(_ping_timeout(websocket))
+                    late = fail(websocket, CloseCode.INTERNAL_ERROR, "keepalive ping timeout")
+                    task = loop.create_task(late)
                     self._closers.add(task)
                     task.add_done_callback(self._closers.discard)
                     continue
@@ -1307,14 +1308,6 @@ _SCHEDULING = (OpTournamentCreate, OpTournamentEdit, OpTournamentDelete, OpTourn
 
 
 _PING_PREFIX = b"hb"
-
-
-async def _ping_timeout(websocket: ServerConnection) -> None:
-    """What websockets' keepalive does when a pong is late: close 1011, then drop the TCP
-    connection after ``close_timeout`` if the close handshake does not finish."""
-    with contextlib.suppress(ConnectionClosed):
-        async with websocket.send_context():
-            websocket.protocol.fail(CloseCode.INTERNAL_ERROR, "keepalive ping timeout")
 
 
 async def _discard(websocket: ServerConnection) -> None:

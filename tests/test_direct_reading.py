@@ -11,6 +11,7 @@ import weakref
 from server_harness import running_server, tournament_toml
 from test_hostile_clients import decode, next_message, open_raw, say_hello, until_closed
 from websockets.asyncio.client import ClientConnection
+from websockets.frames import Frame, Opcode
 
 from protocol import PROTOCOL_VERSION
 from protocol import client_messages as cm
@@ -122,3 +123,20 @@ async def test_a_closed_session_is_freed_without_the_cycle_collector(postgres_se
             assert alive == [], f"kept alive by reference cycles: {alive}"
         finally:
             gc.enable()
+
+
+async def test_a_connection_that_does_not_answer_pings_is_closed_1011(postgres_server_url: str) -> None:
+    """The heartbeat's drop goes through the same close as a frame that cannot be read
+    (server.direct.fail): 1011, as websockets' own keepalive."""
+    async with running_server(postgres_server_url, heartbeat_seconds=1) as harness:
+        ws = await open_raw(harness)
+        await say_hello(ws)
+        real = ws.protocol.send_frame
+
+        def no_pongs(frame: Frame) -> None:
+            if frame.opcode is not Opcode.PONG:
+                real(frame)
+
+        ws.protocol.send_frame = no_pongs  # type: ignore[method-assign]
+        _, code = await until_closed(ws)
+        assert code == 1011
