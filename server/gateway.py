@@ -605,38 +605,45 @@ class Gateway:
         task, timer and future per connection. Ticks are short (``HEARTBEAT_TICK``) so that a
         slice is small: at 10,000 connections a tick a second pinged 500 at once, a 20-25 ms
         stop of the loop every second."""
-        loop = asyncio.get_running_loop()
         tick = min(HEARTBEAT_TICK, self.heartbeat_seconds / 4)
         ticks = max(1, round(self.heartbeat_seconds / tick))
-        sessions: list[Session] = []
+        # the ids, not the sessions: a session closed during the period must not be kept alive
+        # until it ends (the collector's periodic pass only freezes; reference counting frees it)
+        ids: list[str] = []
         done = 0
         per_tick = 1
         beat = 0
         while True:
             await asyncio.sleep(tick)
-            if done >= len(sessions):
-                sessions = list(self.sessions.values())
+            if done >= len(ids):
+                ids = list(self.sessions)
                 done = 0
-                per_tick = -(-len(sessions) // ticks)
+                per_tick = -(-len(ids) // ticks)
                 beat += 1
-            payload = _PING_PREFIX + beat.to_bytes(4, "big")
-            for session in sessions[done : done + per_tick]:
-                websocket = session.websocket
-                if websocket.protocol.state is not OPEN:
-                    continue
-                if session.pinged and session.pinged in websocket.pending_pings:
-                    late = fail(websocket, CloseCode.INTERNAL_ERROR, "keepalive ping timeout")
-                    task = loop.create_task(late)
-                    self._closers.add(task)
-                    task.add_done_callback(self._closers.discard)
-                    continue
-                # websockets' own bookkeeping of pings (what its ping() does, without the wait
-                # for a full write buffer): its pong handler removes the entry
-                websocket.pending_pings[payload] = (loop.create_future(), loop.time())
-                session.pinged = payload
-                websocket.protocol.send_ping(payload)
-                websocket.send_data()
+            self._ping(ids[done : done + per_tick], _PING_PREFIX + beat.to_bytes(4, "big"))
             done += per_tick
+
+    def _ping(self, ids: list[str], payload: bytes) -> None:
+        loop = asyncio.get_running_loop()
+        for session_id in ids:
+            session = self.sessions.get(session_id)
+            if session is None:
+                continue  # closed since the period began
+            websocket = session.websocket
+            if websocket.protocol.state is not OPEN:
+                continue
+            if session.pinged and session.pinged in websocket.pending_pings:
+                late = fail(websocket, CloseCode.INTERNAL_ERROR, "keepalive ping timeout")
+                task = loop.create_task(late)
+                self._closers.add(task)
+                task.add_done_callback(self._closers.discard)
+                continue
+            # websockets' own bookkeeping of pings (what its ping() does, without the wait
+            # for a full write buffer): its pong handler removes the entry
+            websocket.pending_pings[payload] = (loop.create_future(), loop.time())
+            session.pinged = payload
+            websocket.protocol.send_ping(payload)
+            websocket.send_data()
 
     def _http(self, connection: ServerConnection, request: HttpRequest) -> Response | None:
         path = request.path.split("?", 1)[0]

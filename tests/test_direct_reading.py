@@ -112,15 +112,25 @@ async def test_a_closed_session_is_freed_without_the_cycle_collector(postgres_se
                 (session,) = gateway.sessions.values()
                 refs.append(weakref.ref(session))
                 refs.append(weakref.ref(session.websocket))
+                # the heartbeat has pinged it: it once held the last session it pinged until
+                # its next ping of another (forever, with none left)
+                deadline = asyncio.get_running_loop().time() + 10
+                while not session.pinged:
+                    assert asyncio.get_running_loop().time() < deadline, "the heartbeat never pinged"
+                    await asyncio.sleep(0.01)
                 del session
                 await ws.close()
                 deadline = asyncio.get_running_loop().time() + 10
                 while gateway.sessions or harness.server.gateway.metrics.connections:
                     assert asyncio.get_running_loop().time() < deadline, "the session was not closed"
                     await asyncio.sleep(0.01)
-            await asyncio.sleep(0.2)  # the handler tasks finish and are released
+            # the handler tasks finish and are released (later on a loaded machine); a cycle
+            # keeps them however long this waits, the collector being off
+            deadline = asyncio.get_running_loop().time() + 5
+            while any(ref() is not None for ref in refs) and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.05)
             alive = [type(ref()).__name__ for ref in refs if ref() is not None]
-            assert alive == [], f"kept alive by reference cycles: {alive}"
+            assert alive == [], f"kept alive after closing: {alive}"
         finally:
             gc.enable()
 
