@@ -109,13 +109,16 @@ class _Watch:
         bot._handle = observed  # type: ignore[method-assign]
 
 
-async def _until(condition: Callable[[], Awaitable[bool]], seconds: float, what: str) -> None:
+async def _until(
+    condition: Callable[[], Awaitable[bool]], seconds: float, what: str | Callable[[], str]
+) -> None:
     try:
         async with asyncio.timeout(seconds):
             while not await condition():
                 await asyncio.sleep(0.05)
     except TimeoutError:
-        raise AssertionError(f"not within {seconds:g} s: {what}") from None
+        said = what if isinstance(what, str) else what()
+        raise AssertionError(f"not within {seconds:g} s: {said}") from None
 
 
 async def test_a_worker_killed_mid_tournament_hands_its_tables_to_another_and_no_chip_or_cent_is_lost(
@@ -163,9 +166,15 @@ async def test_a_worker_killed_mid_tournament_hands_its_tables_to_another_and_no
                 watch.observe(bot)
 
             async def hands_played() -> bool:
+                if playing.done():  # the bots' run failed or ended: say how, not "not within 30 s"
+                    raise AssertionError(f"the bots stopped before the kill: {playing.result()}")
                 return len(swarm.stats.hands) >= HANDS_BEFORE_THE_KILL
 
-            await _until(hands_played, 30, "hands are played")
+            def so_far() -> str:
+                stats = swarm.stats
+                return f"hands played ({len(stats.hands)} so far; {stats.registered} of {BOTS} registered)"
+
+            await _until(hands_played, 30, so_far)
             held = await leases.holder("cluster")
             assert held is not None, "the tournament runs under a lease"
             (doomed,) = [w for w in workers if held.owner == f"worker-{w.bus_id}"]
