@@ -583,20 +583,24 @@ class Gateway:
         through a connection already logged in. One query for all operator sessions each time."""
         while True:
             await asyncio.sleep(OPERATOR_CHECK_SECONDS)
-            sessions = [s for s in self.sessions.values() if s.operator_id is not None and not s.closing]
-            if not sessions:
-                continue
-            try:
-                present = await self.store.players.operators_present(
-                    {s.operator_id for s in sessions if s.operator_id}
-                )
-            except Exception as error:  # the store down, a bug: checked again next time
-                log.warning("operator accounts not checked: %r", error)
-                continue
-            for session in sessions:
-                if session.operator_id not in present and not session.closing:
-                    log.info("session %s: operator %s was removed: closed", session.id, session.operator)
-                    session.close(GoodbyeReason.KICKED, "this operator account was removed")
+            # in a call of its own: its locals (the sessions) go when it returns, not at the
+            # next check (a closed session kept until then, or for good as a loop variable)
+            await self._check_operators()
+
+    async def _check_operators(self) -> None:
+        sessions = [s for s in self.sessions.values() if s.operator_id is not None and not s.closing]
+        if not sessions:
+            return
+        try:
+            ids = {s.operator_id for s in sessions if s.operator_id}
+            present = await self.store.players.operators_present(ids)
+        except Exception as error:  # the store down, a bug: checked again next time
+            log.warning("operator accounts not checked: %r", error)
+            return
+        for session in sessions:
+            if session.operator_id not in present and not session.closing:
+                log.info("session %s: operator %s was removed: closed", session.id, session.operator)
+                session.close(GoodbyeReason.KICKED, "this operator account was removed")
 
     async def _heartbeat(self) -> None:
         """Every connection is pinged every ``heartbeat_seconds``, and one that has not answered

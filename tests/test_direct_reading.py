@@ -18,6 +18,7 @@ from protocol import client_messages as cm
 from protocol import server_messages as sm
 from protocol.codec import JSON, MSGPACK
 from server.direct import MAX_FRAGMENTS
+from server.gateway import OPERATOR_CHECK_SECONDS
 
 
 async def pongs(ws: ClientConnection, count: int) -> list[int]:
@@ -95,15 +96,16 @@ async def test_a_closed_session_is_freed_without_the_cycle_collector(postgres_se
     async with running_server(postgres_server_url) as harness:
         gateway = harness.server.gateway
         token = (await harness.store.players.add("churn", player_id="churn")).token
+        operator = (await harness.store.players.add_operator("churner")).token
         tournament_id = await harness.create(tournament_toml("churn", players=9), starts_in=3600)
         refs: list[weakref.ref[object]] = []
         gc.collect()
         gc.disable()
         try:
-            # an observer, a player, a player following a tournament
-            for round_ in range(3):
+            # an observer, a player, a player following a tournament, an operator
+            for round_ in range(4):
                 ws = await open_raw(harness)
-                await say_hello(ws, token if round_ else None)
+                await say_hello(ws, (None, token, token, operator)[round_])
                 if round_ == 2:
                     follow = cm.TournamentSubscribe(tournament_id=tournament_id, request_id="t")
                     await ws.send(MSGPACK.encode(follow))
@@ -118,6 +120,8 @@ async def test_a_closed_session_is_freed_without_the_cycle_collector(postgres_se
                 while not session.pinged:
                     assert asyncio.get_running_loop().time() < deadline, "the heartbeat never pinged"
                     await asyncio.sleep(0.01)
+                if round_ == 3:  # open while the gateway checks its operators' accounts (it held them)
+                    await asyncio.sleep(OPERATOR_CHECK_SECONDS * 1.5)
                 del session
                 await ws.close()
                 deadline = asyncio.get_running_loop().time() + 10
