@@ -398,39 +398,46 @@ class RedisBus:
                 log.error("redis bus: pub/sub failed: %s", error)
                 await asyncio.sleep(0.5)
                 continue
-            if message is None:
-                continue
-            kind = message["type"]
-            channel: bytes = message["channel"]
-            if kind == "subscribe":
-                for confirmed in self._confirmations.pop(channel, ()):
-                    if not confirmed.done():
-                        confirmed.set_result(None)
-            elif kind != "message":
-                continue
-            elif channel == self._dir_channel:
-                self._directory_notice(message["data"])
-            else:
-                data: bytes = message["data"]
-                if data.startswith(own):
-                    continue  # our own publish: the local listeners had it at once
-                listeners = self._channels.get(channel[len(prefix) :].decode())
-                if not listeners:
-                    continue
-                try:
-                    run = [
-                        bus_codec.decode(item)
-                        for item in msgspec.msgpack.decode(data[data.index(b"|") + 1 :])
-                    ]
-                except (bus_codec.CodecError, msgspec.DecodeError, ValueError) as error:
-                    log.error("redis bus: unreadable message on %s: %s", channel, error)
-                    continue
-                for decoded in run:
-                    for subscription in tuple(listeners):
-                        try:
-                            subscription.listener(decoded)
-                        except Exception:
-                            log.exception("redis bus: a listener on %s failed", channel)
+            if message is not None:
+                self._pubsub_message(message, prefix, own)
+                # nothing of it kept while the next one is awaited: the listeners it called hold
+                # sessions (the gateway's), what it decoded may be a table's frames
+                message = None
+
+    def _pubsub_message(self, message: dict[str, Any], prefix: bytes, own: bytes) -> None:
+        """One message from pub/sub, in a call of its own: its locals (the last listener called,
+        the decoded messages) go when it returns, not when the next message comes (the
+        collector's periodic pass only freezes; reference counting frees a closed session)."""
+        kind = message["type"]
+        channel: bytes = message["channel"]
+        if kind == "subscribe":
+            for confirmed in self._confirmations.pop(channel, ()):
+                if not confirmed.done():
+                    confirmed.set_result(None)
+        elif kind != "message":
+            return
+        elif channel == self._dir_channel:
+            self._directory_notice(message["data"])
+        else:
+            data: bytes = message["data"]
+            if data.startswith(own):
+                return  # our own publish: the local listeners had it at once
+            listeners = self._channels.get(channel[len(prefix) :].decode())
+            if not listeners:
+                return
+            try:
+                run = [
+                    bus_codec.decode(item) for item in msgspec.msgpack.decode(data[data.index(b"|") + 1 :])
+                ]
+            except (bus_codec.CodecError, msgspec.DecodeError, ValueError) as error:
+                log.error("redis bus: unreadable message on %s: %s", channel, error)
+                return
+            for decoded in run:
+                for subscription in tuple(listeners):
+                    try:
+                        subscription.listener(decoded)
+                    except Exception:
+                        log.exception("redis bus: a listener on %s failed", channel)
 
     def _directory_notice(self, data: bytes) -> None:
         if self._notices_while_refreshing is not None:

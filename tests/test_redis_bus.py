@@ -4,7 +4,9 @@ sharing a real Redis; what one sends or publishes reaches the other as ``LocalBu
 from __future__ import annotations
 
 import asyncio
+import gc
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Callable
 
 import pytest
@@ -217,3 +219,40 @@ async def test_many_subscriptions_at_once_are_all_in_place_before_what_follows(
         first.publish(channel, PlayerAway(channel, True))
     await until(lambda: all(len(messages) == 1 for messages in heard.values()), "every channel heard")
     assert all(messages == [PlayerAway(channel, True)] for channel, messages in heard.items())
+
+
+async def test_a_closed_subscription_is_not_kept_by_the_pubsub_reader(
+    buses: tuple[RedisBus, RedisBus],
+) -> None:
+    """The reader does not hold the last listener it called (in the gateway a closure over a
+    session) while it waits for the next message: a closed session is freed by reference
+    counting alone (server/collector.py only freezes between its rare complete passes)."""
+    publisher, listening = buses
+
+    class Session:  # what a gateway listener holds
+        pass
+
+    got: list[object] = []
+
+    def listener_of(session: Session) -> Callable[[object], None]:
+        return lambda message: got.append((session, message))
+
+    gc.collect()
+    gc.disable()
+    try:
+        session = Session()
+        ref = weakref.ref(session)
+        subscription = listening.subscribe("table:7", listener_of(session))
+
+        def delivered() -> bool:  # published again until the subscription has reached Redis
+            publisher.publish("table:7", PlayerAway("p", True))
+            return bool(got)
+
+        await until(delivered, "delivered")
+        subscription.close()
+        del subscription, session
+        got.clear()
+        await asyncio.sleep(0.5)  # directory heartbeats, no message on a subscribed channel
+        assert ref() is None, "the pub/sub reader kept a closed subscription's listener"
+    finally:
+        gc.enable()
