@@ -617,15 +617,21 @@ class Gateway:
         done = 0
         per_tick = 1
         beat = 0
+        # a period is ``ticks`` ticks however few sessions there are: begun again as soon as every
+        # session had been pinged, it pinged each of n < ticks sessions every n ticks (one alone
+        # every 0.1 s), and a pong later than that was taken for a timeout (1011)
+        ticked = 0
         while True:
             await asyncio.sleep(tick)
-            if done >= len(ids):
+            if ticked == 0:
                 ids = list(self.sessions)
                 done = 0
                 per_tick = -(-len(ids) // ticks)
                 beat += 1
-            self._ping(ids[done : done + per_tick], _PING_PREFIX + beat.to_bytes(4, "big"))
-            done += per_tick
+            ticked = (ticked + 1) % ticks
+            if done < len(ids):
+                self._ping(ids[done : done + per_tick], _PING_PREFIX + beat.to_bytes(4, "big"))
+                done += per_tick
 
     def _ping(self, ids: list[str], payload: bytes) -> None:
         loop = asyncio.get_running_loop()

@@ -93,7 +93,8 @@ async def test_a_closed_session_is_freed_without_the_cycle_collector(postgres_se
     reference cycle when its connection closes would wait for the complete pass, 15 minutes, so
     one client opening and closing connections could hold ~10 KB each that long. Closed, a
     session (and its connection) must go by reference counting alone."""
-    async with running_server(postgres_server_url) as harness:
+    # a heartbeat of 1 s: each session pinged within a second of its opening
+    async with running_server(postgres_server_url, heartbeat_seconds=1) as harness:
         gateway = harness.server.gateway
         token = (await harness.store.players.add("churn", player_id="churn")).token
         operator = (await harness.store.players.add_operator("churner")).token
@@ -154,3 +155,36 @@ async def test_a_connection_that_does_not_answer_pings_is_closed_1011(postgres_s
         ws.protocol.send_frame = no_pongs  # type: ignore[method-assign]
         _, code = await until_closed(ws)
         assert code == 1011
+
+
+async def test_a_pong_later_than_a_tick_is_no_timeout(postgres_server_url: str) -> None:
+    """A session is pinged once a heartbeat period however few sessions there are (with fewer
+    than the period's ticks, each was pinged every few ticks, one alone every 0.1 s, and a pong
+    later than that was taken for a timeout): a client 300 ms away stays connected."""
+    async with running_server(postgres_server_url, heartbeat_seconds=2) as harness:
+        ws = await open_raw(harness)
+        await say_hello(ws)
+        real = ws.protocol.send_frame
+        loop = asyncio.get_running_loop()
+        pongs = 0
+
+        def late(frame: Frame) -> None:
+            nonlocal pongs
+            if frame.opcode is not Opcode.PONG:
+                real(frame)
+                return
+            pongs += 1
+
+            def send() -> None:
+                real(frame)
+                ws.send_data()
+
+            loop.call_later(0.3, send)  # a 300 ms round trip
+
+        ws.protocol.send_frame = late  # type: ignore[method-assign]
+        closed = asyncio.ensure_future(until_closed(ws))
+        await asyncio.wait([closed], timeout=5.0)
+        assert not closed.done(), f"closed {closed.result()[1]}, {pongs} pings in"
+        assert 1 <= pongs <= 4, pongs  # pinged, once every 2 s
+        closed.cancel()
+        await ws.close()
