@@ -269,44 +269,45 @@ class RedisBus:
             await self._wake.wait()
             self._wake.clear()
             self._writing = True
-            while outgoing:
-                batch = _Batch(self, redis.pipeline(transaction=False))
-                while outgoing and batch.operations < BATCH:
-                    operation = outgoing.popleft()
-                    kind = operation[0]
-                    try:
-                        if kind == _SEND:
-                            batch.add(_SEND, operation[1], (operation[2], bus_codec.encode(operation[3])))
-                        elif kind == _PUBLISH:
-                            batch.add(_PUBLISH, operation[1], bus_codec.encode(operation[2]))
-                        elif kind == _CLAIM:
-                            batch.end_run()
-                            batch.pipe.hset(self._dir_key, operation[1], self.process_id)
-                            batch.pipe.publish(
-                                self._dir_channel, f"+{self.process_id} {operation[1]}".encode()
-                            )
-                            batch.operations += 1
-                        elif kind == _RELEASE_ADDRESS:
-                            batch.end_run()
-                            batch.pipe.eval(_RELEASE, 1, self._dir_key, operation[1], self.process_id)
-                            batch.pipe.publish(
-                                self._dir_channel, f"-{self.process_id} {operation[1]}".encode()
-                            )
-                            batch.operations += 1
-                        else:
-                            # what was queued before goes first; what comes after waits for Redis
-                            # to confirm the subscription
-                            await self._execute(batch)
-                            batch = _Batch(self, redis.pipeline(transaction=False))
-                            # as many (un)subscriptions in a row as there are: one command, one wait
-                            channels = [operation[1]]
-                            while outgoing and outgoing[0][0] == kind and len(channels) < BATCH:
-                                channels.append(outgoing.popleft()[1])
-                            await self._change_subscriptions(channels, kind == _SUBSCRIBE)
-                    except bus_codec.CodecError as error:
-                        log.error("cannot send %r: %s", operation, error)
-                await self._execute(batch)
+            # in a call of its own: the last operation (a message, maybe a table's frames) is
+            # not kept while the writer waits for the next
+            await self._write_queued(redis, outgoing)
             self._writing = False
+
+    async def _write_queued(self, redis: aioredis.Redis, outgoing: deque[tuple[Any, ...]]) -> None:
+        while outgoing:
+            batch = _Batch(self, redis.pipeline(transaction=False))
+            while outgoing and batch.operations < BATCH:
+                operation = outgoing.popleft()
+                kind = operation[0]
+                try:
+                    if kind == _SEND:
+                        batch.add(_SEND, operation[1], (operation[2], bus_codec.encode(operation[3])))
+                    elif kind == _PUBLISH:
+                        batch.add(_PUBLISH, operation[1], bus_codec.encode(operation[2]))
+                    elif kind == _CLAIM:
+                        batch.end_run()
+                        batch.pipe.hset(self._dir_key, operation[1], self.process_id)
+                        batch.pipe.publish(self._dir_channel, f"+{self.process_id} {operation[1]}".encode())
+                        batch.operations += 1
+                    elif kind == _RELEASE_ADDRESS:
+                        batch.end_run()
+                        batch.pipe.eval(_RELEASE, 1, self._dir_key, operation[1], self.process_id)
+                        batch.pipe.publish(self._dir_channel, f"-{self.process_id} {operation[1]}".encode())
+                        batch.operations += 1
+                    else:
+                        # what was queued before goes first; what comes after waits for Redis
+                        # to confirm the subscription
+                        await self._execute(batch)
+                        batch = _Batch(self, redis.pipeline(transaction=False))
+                        # as many (un)subscriptions in a row as there are: one command, one wait
+                        channels = [operation[1]]
+                        while outgoing and outgoing[0][0] == kind and len(channels) < BATCH:
+                            channels.append(outgoing.popleft()[1])
+                        await self._change_subscriptions(channels, kind == _SUBSCRIBE)
+                except bus_codec.CodecError as error:
+                    log.error("cannot send %r: %s", operation, error)
+            await self._execute(batch)
 
     async def _execute(self, batch: _Batch) -> None:
         batch.end_run()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 import uuid
 import weakref
 from collections.abc import AsyncIterator, Callable
@@ -256,3 +257,15 @@ async def test_a_closed_subscription_is_not_kept_by_the_pubsub_reader(
         assert ref() is None, "the pub/sub reader kept a closed subscription's listener"
     finally:
         gc.enable()
+
+
+async def test_the_writer_keeps_no_message_it_has_written(buses: tuple[RedisBus, RedisBus]) -> None:
+    """Once written, a message (a table's frames, a snapshot) is not held by the writer while it
+    waits for the next one."""
+    bus, _ = buses
+    message = PlayerAway("p" * 10_000, True)
+    before = sys.getrefcount(message)
+    bus.publish("table:8", message)
+    await until(lambda: not bus._outgoing and not bus._writing, "written")
+    await asyncio.sleep(0.1)
+    assert sys.getrefcount(message) == before
