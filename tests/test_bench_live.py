@@ -16,6 +16,7 @@ import pytest
 from processes import bench_databases
 
 from server.bench_live.lag import LagProbe
+from server.store.databases import database_name
 
 
 def test_bench_live_prints_every_figure_for_feltd_and_the_relay(
@@ -147,3 +148,12 @@ async def test_the_lag_probe_sees_a_stall_of_the_loop_and_only_in_its_window() -
     stalled = probe.window(before, after)
     assert max(stalled) >= 0.09, stalled
     assert all(late < 0.09 for late in probe.window(0.0, before)), probe.window(0.0, before)
+
+
+def test_the_template_is_named_by_the_url_path_even_with_a_socket_directory_in_the_query() -> None:
+    """Without a database URL the bench runs on the embedded PostgreSQL, whose URL names its socket
+    directory in the query: taking the text after the last slash copied the players' template
+    from a database called "pg" (after the socket directory's last part), and every feltd round failed."""
+    embedded = "postgresql://postgres@/feltd_benchlive_0a1b?host=/tmp/feltd-data/pg"
+    assert database_name(embedded) == "feltd_benchlive_0a1b"
+    assert database_name("postgresql://postgres@127.0.0.1:5432/feltd_x") == "feltd_x"

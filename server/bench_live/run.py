@@ -40,7 +40,7 @@ import msgpack
 from engine.tournament.transfers import CASHIER, Reason, Transfer, player_account
 from server.bench_live.load import FELTD, RELAY, GeneratorPlan, generator_main, raise_file_limit
 from server.store.connection import open_store
-from server.store.databases import create_database, drop_database, with_database
+from server.store.databases import create_database, database_name, drop_database, with_database
 from server.table_actor import HAND_GAP_SECONDS
 
 TARGET_P99 = 0.050  # seconds: the saturation run's bound
@@ -240,7 +240,7 @@ async def make_accounts(server_url: str, count: int) -> Accounts:
 async def copy_database(server_url: str, template_url: str, name: str) -> str:
     conn = await asyncpg.connect(server_url, timeout=30)
     try:
-        template = template_url.rsplit("/", 1)[1].split("?")[0]
+        template = database_name(template_url)
         await conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"', timeout=300)
     finally:
         await conn.close()

@@ -20,6 +20,11 @@ def with_database(url: str, name: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
 
 
+def database_name(url: str) -> str:
+    """The database ``url`` names (its path; a socket directory in the query has slashes too)."""
+    return urlsplit(url).path.lstrip("/")
+
+
 async def create_database(server_url: str, prefix: str = "feltd") -> str:
     """Create an empty database with a unique name on ``server_url``'s server; return its URL."""
     name = f"{prefix}_{uuid.uuid4().hex[:12]}"
@@ -36,7 +41,7 @@ async def create_database(server_url: str, prefix: str = "feltd") -> str:
 
 async def drop_database(server_url: str, database_url: str) -> None:
     """Drop the database ``database_url`` names, disconnecting whoever is still in it."""
-    name = urlsplit(database_url).path.lstrip("/")
+    name = database_name(database_url)
     if not _SAFE_NAME.match(name):
         raise ValueError(f"refusing to drop a database named {name!r}")
     with connecting(server_url):
