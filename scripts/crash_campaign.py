@@ -2,9 +2,9 @@
 
 The server runs as its own process on an accelerated clock (`--speed`, with a fixed
 `--clock-anchor` so that every restart reads the same clock). Bots play over WebSockets and
-reconnect whenever the server goes away. At random moments the server is killed with SIGKILL and
-started again; after each restart, and at the end of each tournament, the campaign checks from
-the database alone:
+reconnect whenever the server goes away. At random moments (at most one of them before a
+tournament's play begins) the server is killed with SIGKILL and started again; after each
+restart, and at the end of each tournament, the campaign checks from the database alone:
 
 - chips: the director rebuilt from the journal holds exactly the chips the ledger's buy-ins
   issued (entries x starting stack): nothing lost, nothing made;
@@ -216,10 +216,14 @@ class Bot:
     async def _act(
         self, connection: Connection, table_id: int, hand: int, legal: te.LegalView, rng: random.Random
     ) -> None:
+        # mostly small raises and calls: all-in calls end an 18-player tournament within seconds,
+        # and a kill must find hands under way
         roll = rng.random()
         amount: int | None = None
-        if legal.max_raise_to is not None and roll < 0.12:
+        if legal.max_raise_to is not None and roll < 0.03:
             action, amount = ActionKind.RAISE, legal.max_raise_to
+        elif legal.min_raise_to is not None and roll < 0.15:
+            action, amount = ActionKind.RAISE, legal.min_raise_to
         elif legal.can_fold and roll > 0.7:
             action = ActionKind.FOLD
         else:
@@ -434,6 +438,7 @@ async def campaign(args: argparse.Namespace, database_url: str) -> Findings:
                 deadline = time.monotonic() + args.tournament_timeout
                 print(f"tournament {tournament_id}: {args.players} bots", flush=True)
                 progress = _Progress(-1, time.monotonic())
+                killed_before_play = False
                 while time.monotonic() < deadline:
                     status = (await store.tournaments.get(tournament_id)).status.value
                     if status in ("finished", "cancelled"):
@@ -445,7 +450,12 @@ async def campaign(args: argparse.Namespace, database_url: str) -> Findings:
                         for line in _errors_logged(log)[-20:]:
                             print(f"  server: {line}", flush=True)
                         break
-                    if findings.kills < args.kills:
+                    if findings.kills < args.kills and killed_before_play and status != "running":
+                        # one kill in registration is enough; the rest are drawn from play, where
+                        # the hands and eliminations are
+                        await asyncio.sleep(0.2)
+                    elif findings.kills < args.kills:
+                        killed_before_play = killed_before_play or status != "running"
                         await asyncio.sleep(rng.uniform(args.min_gap, args.max_gap))
                         server.kill()
                         findings.kills += 1
