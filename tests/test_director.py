@@ -295,6 +295,24 @@ def test_crash_1_restore_deals_the_rolled_back_hand_again_from_its_start() -> No
     restored.check_chips()
 
 
+def test_crash_1_a_finished_director_restores_as_it_ended(repo_root: Path) -> None:
+    """A finished tournament read back from its last snapshot (what a restarted server, or one
+    that unloaded it, answers from) reports what the live one did: the players it ended with
+    were once forgotten, so the restored one said none were left and the average stack was 0."""
+    loaded = load_config(repo_root / "examples" / "freezeout-10min.toml")
+    sim = Simulation(loaded, 20, 3)
+    sim.register_everyone()
+    sim.start()
+    while not sim.finished:
+        sim.step()
+    live = sim.director
+    data = msgspec.msgpack.decode(msgspec.msgpack.encode(live.snapshot()), type=DirectorSnapshot)
+    restored = Director.restore(data, random.Random())
+    assert live.players_left == 1
+    assert restored.players_left == live.players_left
+    assert restored.snapshot() == live.snapshot()
+
+
 def test_director_snapshot_refuses_another_version() -> None:
     director, _ = started(9)
     snapshot = dataclasses.replace(director.snapshot(), version=99)

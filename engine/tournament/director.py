@@ -566,6 +566,8 @@ class DirectorSnapshot:
     next_table_id: int
     now: float
     rng_state: tuple[int, tuple[int, ...], float | None] | None
+    # a default: snapshots saved before it was kept still decode
+    players_at_end: int = 0
 
 
 # --- the director ---------------------------------------------------------------------------------
@@ -2124,6 +2126,7 @@ class Director:
             next_table_id=self._next_table_id,
             now=self._now,
             rng_state=rng_state,
+            players_at_end=self._players_at_end,
         )
 
     @classmethod
@@ -2171,6 +2174,7 @@ class Director:
         director._round_started = snapshot.round_started
         director._round_on_bubble = snapshot.round_on_bubble
         director.bubble_burst_in_sync = snapshot.bubble_burst_in_sync
+        director._players_at_end = snapshot.players_at_end
         director._final_table_announced = snapshot.final_table_announced
         for table_id, reason in snapshot.held:
             director._hold.put(table_id, reason)
