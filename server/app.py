@@ -4,6 +4,9 @@
 their registration and starts a coordinator for each (it starts play at the scheduled time), and
 keeps looking for new ones (``feltd admin tournament create`` writes them while the server runs)
 every ``poll_seconds``. ``stop`` says goodbye to every connection and stops the coordinators.
+A tournament over (finished or cancelled) keeps its coordinator for ``keep_finished_seconds``
+(real seconds, for the late questions about it); the poller then forgets it, and what operators
+ask about it is read from the store, as after a restart.
 Everything waits on the injected ``Clock``: a test runs a tournament at many times real speed.
 
 Its ``role`` (issue 15): ``all`` is the whole server in one process over a ``LocalBus``; a
@@ -65,6 +68,7 @@ from server.table_host import TableHost
 log = logging.getLogger("feltd.server")
 
 POLL_SECONDS = 2.0
+KEEP_FINISHED_SECONDS = 600.0
 # the tournaments a server runs: the others are over (or were never more than a definition)
 _LOADABLE = frozenset({TournamentStatus.ANNOUNCED, TournamentStatus.REGISTERING, TournamentStatus.RUNNING})
 
@@ -96,6 +100,7 @@ class FeltServer:
         role: Role = Role.ALL,
         bus: Bus | None = None,
         shard_tables: bool = False,
+        keep_finished_seconds: float = KEEP_FINISHED_SECONDS,
     ) -> None:
         """``director_rng(tournament_id)`` and ``table_rng(table_id)`` give seeded generators in
         tests (``None``, the default: the OS CSPRNG); ``hand_gap`` overrides the pause between
@@ -104,7 +109,8 @@ class FeltServer:
         tournaments whose lease this server holds (module docstring), ``None``: all of them.
         ``role``: see the module docstring; a gateway or a worker needs ``bus``, one shared with
         the other processes. ``shard_tables``: host tables and spread the coordinators' tables
-        over every host (module docstring)."""
+        over every host (module docstring). ``keep_finished_seconds``: real seconds a finished or
+        cancelled tournament's coordinator stays loaded after its end (module docstring)."""
         if role is not Role.ALL and bus is None:
             raise ValueError(f"a {role} needs a bus shared with the other processes")
         if shard_tables and role is Role.GATEWAY:
@@ -126,6 +132,8 @@ class FeltServer:
         self.table_host: TableHost | None = None
         self._hosting: asyncio.Task[None] | None = None
         self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.keep_finished_seconds = keep_finished_seconds
+        self._over_at: dict[str, float] = {}  # loop time each tournament's coordinator ended at
         limits = limits if limits is not None else Limits()
         speed = max(1.0, getattr(self.clock, "speed", 1.0))
         self.gateway: Gateway | None = None
@@ -243,6 +251,7 @@ class FeltServer:
             await asyncio.sleep(self.poll_seconds)
             try:
                 await self._take_desk()
+                await self._unload_finished()
                 await self.load()
             except StoreError as error:
                 log.warning("looking for new tournaments failed: %s", error)
@@ -451,6 +460,32 @@ class FeltServer:
     def _ended(self, tournament_id: str, task: asyncio.Task[None]) -> None:
         if not task.cancelled() and task.exception() is not None:
             log.error("tournament %s stopped: %r", tournament_id, task.exception())
+        elif self.tasks.get(tournament_id) is task:
+            self._over_at[tournament_id] = asyncio.get_running_loop().time()
+
+    async def _unload_finished(self) -> None:
+        """Forget the coordinators of tournaments over for ``keep_finished_seconds``: a server
+        running tournament after tournament would otherwise hold every director it ever ran."""
+        now = asyncio.get_running_loop().time()
+        for tournament_id, over_at in list(self._over_at.items()):
+            coordinator = self.coordinators.get(tournament_id)
+            if coordinator is None or self.tasks.get(tournament_id) is None:
+                del self._over_at[tournament_id]  # dropped or lost meanwhile
+                continue
+            if now - over_at < self.keep_finished_seconds:
+                continue
+            if coordinator.director.status not in (Status.FINISHED, Status.CANCELLED):
+                del self._over_at[tournament_id]  # stopped, not over: left as it was
+                continue
+            del self._over_at[tournament_id]
+            del self.coordinators[tournament_id]
+            del self.tasks[tournament_id]
+            self.metrics.tournaments = len(self.coordinators)
+            await coordinator.close()
+            lease = self.leased.get(tournament_id)
+            if lease is not None and self.leases is not None:
+                await self._let_go(self.leases, lease)
+            log.info("tournament %s unloaded, %s", tournament_id, coordinator.director.status.value)
 
     async def drop(self, tournament_id: str, then: Callable[[], Awaitable[object]] | None = None) -> None:
         """Stop a tournament's coordinator and forget it (its definition is about to change or

@@ -89,6 +89,7 @@ async def running_server(
     hand_gap: float = 1.0,
     journal: bool = True,
     clock_start: float | None = None,
+    poll_seconds: float = 3600,
     **options: object,
 ) -> AsyncIterator[Harness]:
     """A server on 127.0.0.1 (a free port) over a new database, its clock ``speed`` times fast
@@ -99,7 +100,7 @@ async def running_server(
             server = FeltServer(
                 store,
                 clock=ScaledClock(speed, clock_start),
-                poll_seconds=3600,
+                poll_seconds=poll_seconds,
                 director_rng=lambda _: random.Random(seed),
                 table_rng=lambda table_id: random.Random(seed * 1_000_003 + table_id),
                 hand_gap=hand_gap,

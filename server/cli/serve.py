@@ -96,6 +96,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="save each tournament's director after every N journal entries (a restart replays "
         "at most about N inputs)",
     )
+    parser.add_argument(
+        "--keep-finished",
+        type=positive_float,
+        default=10.0,
+        metavar="MINUTES",
+        help="keep a finished or cancelled tournament loaded this long after its end (real minutes; "
+        "after that its standings and results are read from the database)",
+    )
     limits = parser.add_argument_group(
         "client limits", "what connections may cost the server (docs/protocol.md section 17)"
     )
@@ -256,6 +264,7 @@ async def _run(args: argparse.Namespace) -> int:
             bus=bus,
             leases=leases,
             shard_tables=args.shard_tables,
+            keep_finished_seconds=args.keep_finished * 60,
         )
         await server.start(args.host, args.port)
         collector.tune()
