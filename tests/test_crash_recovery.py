@@ -32,7 +32,7 @@ from server.app import FeltServer
 from server.clock import ScaledClock
 from server.recovery import load_director
 from server.store.connection import Store, open_store
-from server.store.databases import create_database, drop_database
+from server.store.databases import create_database, database_name, drop_database
 from server.store.journal import JournalEntry, StoredSnapshot
 from server.store.tournaments import TournamentStatus
 
@@ -380,7 +380,7 @@ async def test_a_status_write_that_fails_is_retried_and_the_tournament_ends_reco
     try:
         locker = await asyncpg.connect(url)
         try:
-            await locker.execute(f"ALTER DATABASE \"{url.rsplit('/', 1)[1]}\" SET lock_timeout = '300ms'")
+            await locker.execute(f"ALTER DATABASE \"{database_name(url)}\" SET lock_timeout = '300ms'")
             async with open_store(url, max_size=8) as store:
                 names = ["s1", "s2"]
                 tokens = await _players(store, names)

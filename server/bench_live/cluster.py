@@ -57,7 +57,7 @@ from server.bench_live.run import (
     rss_bytes,
     summary,
 )
-from server.store.databases import drop_database
+from server.store.databases import database_name, drop_database
 
 TOURNAMENTS = 4  # in every configuration, so that 1, 2 and 4 workers carry the same tables
 SINGLE = "single"  # --workers 0: today's one `feltd serve --role all` process
@@ -368,7 +368,7 @@ def run_cluster_round(bench: Bench, shape: Shape, players: int, redis_fallback: 
     bench.round_number += 1
     result = ClusterRound(shape, players, load=load_average())
     assert bench.accounts is not None and bench.server_url is not None
-    name = f"{bench.accounts.template_url.rsplit('/', 1)[1]}_r{bench.round_number}"
+    name = f"{database_name(bench.accounts.template_url)}_r{bench.round_number}"
     database_url = asyncio.run(copy_database(bench.server_url, bench.accounts.template_url, name))
     own_redis: OwnRedis | None = None
     prefix = f"feltd-bench-{uuid.uuid4().hex[:8]}"

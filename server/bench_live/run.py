@@ -414,7 +414,7 @@ class Bench:
         tournament_id = f"bench-live-{players}"
         if mode == FELTD:
             assert self.accounts is not None and self.server_url is not None
-            name = f"{self.accounts.template_url.rsplit('/', 1)[1]}_r{self.round_number}"
+            name = f"{database_name(self.accounts.template_url)}_r{self.round_number}"
             database_url = asyncio.run(copy_database(self.server_url, self.accounts.template_url, name))
             asyncio.run(create_tournament(database_url, tournament_id, players))
         server = self.start_server(mode, port, database_url, players)
