@@ -599,8 +599,16 @@ async def test_an_observer_at_a_table_never_receives_a_hole_card_before_it_is_sh
         await harness.add_players(names)
         toml = tournament_toml("rail", players=3, level_minutes=2)
         tournament_id = await harness.create(toml, starts_in=120)
+        # lively players end this tournament in a few hands, a tenth of a second or so: a rail
+        # that joined a little late (a loaded machine) saw two hands, or none and no close. They
+        # check and call (nobody busts) until the rail has watched three hands, then go lively
+        calm = [True]
+
+        def calm_then_lively(legal: te.LegalView, rng: random.Random) -> tuple[ActionKind, int | None]:
+            return (ActionKind.CHECK_OR_CALL, None) if calm[0] else lively(legal, rng)
+
         players = [
-            Player(harness.connection(n, json=i == 0), tournament_id, lively, seed=i)
+            Player(harness.connection(n, json=i == 0), tournament_id, calm_then_lively, seed=i)
             for i, n in enumerate(names)
         ]
         runs = asyncio.gather(*(player.run() for player in players))
@@ -613,6 +621,10 @@ async def test_an_observer_at_a_table_never_receives_a_hole_card_before_it_is_sh
         await wait_until(lambda: bool(seated()), 60, "the table")
         table_id = seated()[0].table_id
         await rail.connection.send(cm.TableJoin(table_id=table_id, request_id="watch"))
+        await wait_until(
+            lambda: sum(_table_event(te.HandStarted)(m) for m in rail.session) >= 3, 60, "three hands watched"
+        )
+        calm[0] = False
         await asyncio.wait_for(runs, 120)
         await wait_until(
             lambda: any(
