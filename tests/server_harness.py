@@ -212,6 +212,12 @@ class Player:
         )
 
 
+def unexplained(errors: dict[str, int]) -> dict[str, int]:
+    """A bots report's errors but the ``late:`` ones: an action that crossed its shot clock (a
+    fraction of a second at a test's speed) on a loaded machine is refused, as a person's would be."""
+    return {kind: n for kind, n in errors.items() if not kind.startswith("late:")}
+
+
 async def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while not condition():

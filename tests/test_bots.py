@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from processes import feltd_command
-from server_harness import running_server, tournament_toml
+from server_harness import running_server, tournament_toml, unexplained
 
 from client.bot import Chaos, ChaosError, parse_chaos
 from client.strategies import (
@@ -283,12 +283,6 @@ def test_chaos_options_are_probabilities() -> None:
 # --- over real WebSockets ----------------------------------------------------------------------
 
 
-def _unexplained(errors: dict[str, int]) -> dict[str, int]:
-    """The errors but the ``late:`` ones: an action that crossed its shot clock (0.15 s at 100x) on
-    a loaded machine is refused, as a person's would be."""
-    return {kind: n for kind, n in errors.items() if not kind.startswith("late:")}
-
-
 async def test_tight_aggressive_bots_beat_random_bots_in_a_tournament_over_websockets(
     postgres_server_url: str,
 ) -> None:
@@ -316,7 +310,7 @@ async def test_tight_aggressive_bots_beat_random_bots_in_a_tournament_over_webso
         kind: sum(places[n] or 0 for n, k in run.kinds.items() if k == kind) / 9 for kind in ("tag", "random")
     }
     assert average["tag"] < average["random"], (average, places)  # a lower place is a better one
-    assert _unexplained(report["errors"]) == {}, report["errors"]
+    assert unexplained(report["errors"]) == {}, report["errors"]
     assert report["latency_ms"]["samples"] > 100 and report["hands"] > 20, report
 
 
@@ -380,7 +374,7 @@ async def test_feltd_bots_against_a_running_server_reports_latency_errors_and_ch
         report["reconnects"],
     )
     assert chaos.get("bad_frame", 0) == chaos.get("bad_frame_refused", 0) > 0, chaos
-    assert _unexplained(report["errors"]) == {}, report["errors"]
+    assert unexplained(report["errors"]) == {}, report["errors"]
 
 
 def test_feltd_bots_refuses_a_bad_think_time_in_one_line(tmp_path: Path) -> None:
