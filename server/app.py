@@ -133,7 +133,8 @@ class FeltServer:
         self._hosting: asyncio.Task[None] | None = None
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.keep_finished_seconds = keep_finished_seconds
-        self._over_at: dict[str, float] = {}  # loop time each tournament's coordinator ended at
+        # the coordinator tasks that ended, with the loop time they ended at
+        self._over_at: dict[str, tuple[float, asyncio.Task[None]]] = {}
         limits = limits if limits is not None else Limits()
         speed = max(1.0, getattr(self.clock, "speed", 1.0))
         self.gateway: Gateway | None = None
@@ -461,16 +462,16 @@ class FeltServer:
         if not task.cancelled() and task.exception() is not None:
             log.error("tournament %s stopped: %r", tournament_id, task.exception())
         elif self.tasks.get(tournament_id) is task:
-            self._over_at[tournament_id] = asyncio.get_running_loop().time()
+            self._over_at[tournament_id] = (asyncio.get_running_loop().time(), task)
 
     async def _unload_finished(self) -> None:
         """Forget the coordinators of tournaments over for ``keep_finished_seconds``: a server
         running tournament after tournament would otherwise hold every director it ever ran."""
         now = asyncio.get_running_loop().time()
-        for tournament_id, over_at in list(self._over_at.items()):
+        for tournament_id, (over_at, task) in list(self._over_at.items()):
             coordinator = self.coordinators.get(tournament_id)
-            if coordinator is None or self.tasks.get(tournament_id) is None:
-                del self._over_at[tournament_id]  # dropped or lost meanwhile
+            if coordinator is None or self.tasks.get(tournament_id) is not task:
+                del self._over_at[tournament_id]  # dropped or lost meanwhile (maybe loaded again)
                 continue
             if now - over_at < self.keep_finished_seconds:
                 continue

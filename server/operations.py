@@ -99,6 +99,9 @@ class OperationsDesk:
         # docs/protocol.md section 20: a change sent again under its request_id gets the first
         # answer and is not made twice (a client that lost the answer to a create may resend it)
         self.replies: OrderedDict[tuple[str, str], ServerMessage] = OrderedDict()
+        # the summaries of tournaments over that no coordinator here holds (never loaded, or
+        # unloaded after their end), read once from the journal: they change no more
+        self.over: dict[str, TournamentSummary] = {}
 
     async def run(self) -> None:
         try:
@@ -179,7 +182,7 @@ class OperationsDesk:
         if isinstance(message, OpTournamentList):
             records = await store.tournaments.all()
             return OpTournaments(
-                request_id=message.request_id, tournaments=[self._summary(r) for r in records]
+                request_id=message.request_id, tournaments=[await self._summary(r) for r in records]
             )
         if isinstance(message, OpTournamentCreate):
             config = parse_config(message.toml)  # ConfigError: invalid_field, naming the field
@@ -295,10 +298,17 @@ class OperationsDesk:
             players=announcements.players(director),
         )
 
-    def _summary(self, record: Tournament) -> TournamentSummary:
+    async def _summary(self, record: Tournament) -> TournamentSummary:
         coordinator = self.server.coordinators.get(record.id)
         if coordinator is not None:
             return announcements.summary(coordinator.director, coordinator.name)
+        if record.status in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED):
+            summary = self.over.get(record.id)
+            if summary is None:
+                director = await self._director(record.id)
+                summary = _with_status(announcements.summary(director, record.name), record.status)
+                self.over[record.id] = summary
+            return summary
         try:
             config = parse_config(record.config_toml)
         except ConfigError:

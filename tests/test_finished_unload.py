@@ -1,6 +1,7 @@
 """A finished tournament's coordinator is unloaded ``keep_finished_seconds`` after its end: a
 server running tournament after tournament does not hold every director it ever ran. What
-operators ask about it afterwards is answered from the database, the same as before."""
+operators ask about it afterwards (list, show, results) is answered from the database, the same
+as before."""
 
 from __future__ import annotations
 
@@ -56,12 +57,13 @@ async def test_a_finished_tournament_is_unloaded_and_still_answered_from_the_dat
         desk = Connection(harness.url, token=operator.token)
         await desk.connect()
         asked = [
+            op.OpTournamentList(request_id="list"),
             op.OpTournamentShow(request_id="show", tournament_id=tournament_id),
             op.OpTournamentResults(request_id="results", tournament_id=tournament_id),
         ]
         loaded = [await _ask(desk, request) for request in asked]
-        assert isinstance(loaded[1], sm.OpResults), loaded[1]
-        assert sorted(p for place in loaded[1].results for p in place.players) == names, loaded[1]
+        assert isinstance(loaded[2], sm.OpResults), loaded[2]
+        assert sorted(p for place in loaded[2].results for p in place.players) == names, loaded[2]
 
         server.keep_finished_seconds = 0.5
         await wait_until(lambda: tournament_id not in server.coordinators, 30, "the coordinator unloaded")
