@@ -473,7 +473,9 @@ async def test_clk_1_a_disconnected_player_is_blinded_while_gone_and_plays_again
     again, and their own action plays."""
     async with running_server(postgres_server_url, speed=20.0) as harness:
         await harness.add_players(["eve", "bob"])
-        clock = "[clock]\nshot_clock_seconds = 10\nbanks_at_start = 0\n"
+        # 2 s real to act once back (a loaded machine stalls the test's process now and then); her
+        # first turn after the drop times out in that as well
+        clock = "[clock]\nshot_clock_seconds = 40\nbanks_at_start = 0\n"
         tournament_id = await harness.create(tournament_toml("back", players=2, extra=clock), starts_in=40)
         eve = client(harness, "eve", tournament_id)
         bob = client(harness, "bob", tournament_id, decide=check_or_call)
@@ -558,8 +560,16 @@ async def test_an_observer_who_joins_a_table_as_it_opens_gets_its_snapshot_and_t
         tournament_id = await harness.create(tournament_toml("early", players=2), starts_in=40)
         coordinator = harness.server.coordinators[tournament_id]
         table_id = coordinator.number * 1_000_000 + 1
+        # they check and call (nobody busts) until the rail has seen two hands: lively, one hand
+        # can end a heads-up tournament, and the rail would wait for a second that never comes
+        calm = [True]
+
+        def calm_then_lively(legal: te.LegalView, rng: random.Random) -> tuple[ActionKind, int | None]:
+            return (ActionKind.CHECK_OR_CALL, None) if calm[0] else lively(legal, rng)
+
         players = [
-            Player(harness.connection(n), tournament_id, lively, seed=i) for i, n in enumerate(["e1", "e2"])
+            Player(harness.connection(n), tournament_id, calm_then_lively, seed=i)
+            for i, n in enumerate(["e1", "e2"])
         ]
         runs = asyncio.gather(*(player.run() for player in players))
         rail = client(harness, None, tournament_id)
@@ -581,6 +591,7 @@ async def test_an_observer_who_joins_a_table_as_it_opens_gets_its_snapshot_and_t
             60,
             "the table's hands",
         )
+        calm[0] = False
         await asyncio.wait_for(runs, 120)
         assert all(player.ended is not None for player in players)
         await rail.drop()
