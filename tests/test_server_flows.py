@@ -40,6 +40,20 @@ from protocol.kinds import ActionKind, GoodbyeReason, HoldReason, SeatChange, Se
 Decide = Callable[[te.LegalView], ActionKind]
 
 
+class CalmThenLively:
+    """A policy that checks and calls (nobody busts) until ``wake()``, then plays ``lively``: a
+    rail that must watch a few hands gets them, however late it joined on a loaded machine."""
+
+    def __init__(self) -> None:
+        self.calm = True
+
+    def wake(self) -> None:
+        self.calm = False
+
+    def __call__(self, legal: te.LegalView, rng: random.Random) -> tuple[ActionKind, int | None]:
+        return (ActionKind.CHECK_OR_CALL, None) if self.calm else lively(legal, rng)
+
+
 def check_or_call(legal: te.LegalView) -> ActionKind:
     return ActionKind.CHECK_OR_CALL
 
@@ -560,16 +574,11 @@ async def test_an_observer_who_joins_a_table_as_it_opens_gets_its_snapshot_and_t
         tournament_id = await harness.create(tournament_toml("early", players=2), starts_in=40)
         coordinator = harness.server.coordinators[tournament_id]
         table_id = coordinator.number * 1_000_000 + 1
-        # they check and call (nobody busts) until the rail has seen two hands: lively, one hand
-        # can end a heads-up tournament, and the rail would wait for a second that never comes
-        calm = [True]
-
-        def calm_then_lively(legal: te.LegalView, rng: random.Random) -> tuple[ActionKind, int | None]:
-            return (ActionKind.CHECK_OR_CALL, None) if calm[0] else lively(legal, rng)
-
+        # calm until the rail has seen two hands: lively, one hand can end a heads-up tournament,
+        # and the rail would wait for a second that never comes
+        policy = CalmThenLively()
         players = [
-            Player(harness.connection(n), tournament_id, calm_then_lively, seed=i)
-            for i, n in enumerate(["e1", "e2"])
+            Player(harness.connection(n), tournament_id, policy, seed=i) for i, n in enumerate(["e1", "e2"])
         ]
         runs = asyncio.gather(*(player.run() for player in players))
         rail = client(harness, None, tournament_id)
@@ -591,7 +600,7 @@ async def test_an_observer_who_joins_a_table_as_it_opens_gets_its_snapshot_and_t
             60,
             "the table's hands",
         )
-        calm[0] = False
+        policy.wake()
         await asyncio.wait_for(runs, 120)
         assert all(player.ended is not None for player in players)
         await rail.drop()
@@ -611,15 +620,11 @@ async def test_an_observer_at_a_table_never_receives_a_hole_card_before_it_is_sh
         toml = tournament_toml("rail", players=3, level_minutes=2)
         tournament_id = await harness.create(toml, starts_in=120)
         # lively players end this tournament in a few hands, a tenth of a second or so: a rail
-        # that joined a little late (a loaded machine) saw two hands, or none and no close. They
-        # check and call (nobody busts) until the rail has watched three hands, then go lively
-        calm = [True]
-
-        def calm_then_lively(legal: te.LegalView, rng: random.Random) -> tuple[ActionKind, int | None]:
-            return (ActionKind.CHECK_OR_CALL, None) if calm[0] else lively(legal, rng)
-
+        # that joined a little late saw two hands, or none and no close. Calm until it has
+        # watched three
+        policy = CalmThenLively()
         players = [
-            Player(harness.connection(n, json=i == 0), tournament_id, calm_then_lively, seed=i)
+            Player(harness.connection(n, json=i == 0), tournament_id, policy, seed=i)
             for i, n in enumerate(names)
         ]
         runs = asyncio.gather(*(player.run() for player in players))
@@ -635,7 +640,7 @@ async def test_an_observer_at_a_table_never_receives_a_hole_card_before_it_is_sh
         await wait_until(
             lambda: sum(_table_event(te.HandStarted)(m) for m in rail.session) >= 3, 60, "three hands watched"
         )
-        calm[0] = False
+        policy.wake()
         await asyncio.wait_for(runs, 120)
         await wait_until(
             lambda: any(
